@@ -1,0 +1,31 @@
+# Two commands do everything a learner needs:
+#   make lab    set up .venv from the pins and open the workbook in JupyterLab
+#   make test   set up .venv from the pins and run every test (unit tests, then each chapter under nbval)
+# Both find a Python 3.12+ by themselves; PYTHON=/path/to/python3.12 overrides.
+
+VENV := .venv
+PY := $(VENV)/bin/python
+LAB_PORT ?= 8888
+
+.PHONY: lab test venv export notebooks pins
+
+venv:
+	@scripts/venv
+
+lab: venv
+	$(VENV)/bin/jupyter lab --allow-root --port=$(LAB_PORT) notebooks
+
+test: venv
+	$(PY) -m pytest tests
+
+# The notebooks are the source of workbook/: write their `#| export` cells into the package.
+export: venv
+	$(VENV)/bin/nbdev-export
+
+# Re-execute every chapter in place, refreshing the outputs nbval compares against.
+notebooks: venv
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/0*.ipynb
+
+# Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
+pins:
+	@scripts/pins

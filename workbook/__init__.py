@@ -1,0 +1,14 @@
+"""Agent memory workbook: a small SQLite store for checkpoints and facts."""
+
+__version__ = "0.1.0"
+
+import sys as _sys
+
+# The store opens SQLite with sqlite3.connect(..., autocommit=True), new in 3.12.
+# Fail at import with a plain sentence instead of a TypeError deep in connect().
+_NEEDED = (3, 12)
+if _sys.version_info[:2] < _NEEDED:
+    raise ImportError(
+        "workbook needs Python %d.%d or later (for sqlite3 autocommit); "
+        "this is Python %d.%d.%d at %s"
+        % (_NEEDED + tuple(_sys.version_info[:3]) + (_sys.executable,)))
