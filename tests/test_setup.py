@@ -1,0 +1,115 @@
+"""The set-up: one pin file that pip and conda both follow, and a Python finder that explains itself."""
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pins():
+    found = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", line)
+        assert match, f"requirements.txt line is not an exact pin: {line}"
+        found[canonical(match[1])] = match[2]
+    return found
+
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_declared_dependency_is_pinned_exactly():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + sum(project["optional-dependencies"].values(), [])
+    pinned = pins()
+    for requirement in declared:
+        name = canonical(re.match(r"[A-Za-z0-9_.\-]+", requirement)[0])
+        assert name in pinned, f"{name} is declared in pyproject.toml but not pinned"
+
+
+def test_environment_yml_follows_the_pin_file():
+    text = (ROOT / "environment.yml").read_text()
+    lines = [l.split("#")[0].strip() for l in text.splitlines()]
+    assert "- python=3.12" in lines
+    assert "- --requirement requirements.txt" in lines
+    assert "- --editable ." in lines
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires == ">=3.12"
+    pinned = pins()
+    # Any other conda or pip entry with a version must agree with requirements.txt.
+    for line in lines:
+        match = re.fullmatch(r"- ([A-Za-z0-9_.\-]+)\s*=?=\s*([0-9][^\s]*)", line)
+        if match and match[1] != "python":
+            assert pinned.get(canonical(match[1])) == match[2], line
+
+
+def test_installed_versions_are_the_pinned_ones():
+    from importlib.metadata import version
+    pinned = pins()
+    for name in ("pandas", "matplotlib", "jupyterlab", "nbval", "pytest", "nbdev"):
+        assert version(name) == pinned[name], name
+
+
+def run_finder(env):
+    return subprocess.run([str(ROOT / "scripts" / "find-python")], env=env,
+                          capture_output=True, text=True)
+
+
+def test_finder_picks_a_python_of_at_least_312():
+    result = run_finder(dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    version = subprocess.run([result.stdout.strip(), "-c",
+                              "import sys; print(sys.version_info[:2] >= (3, 12))"],
+                             capture_output=True, text=True).stdout.strip()
+    assert version == "True"
+
+
+def test_finder_refuses_an_old_python_given_by_name(tmp_path):
+    old = tmp_path / "python3"
+    old.write_text("#!/bin/sh\nexit 1\n")
+    old.chmod(0o755)
+    result = run_finder({"PATH": "/usr/bin:/bin", "PYTHON": str(old), "HOME": str(tmp_path)})
+    assert result.returncode == 1
+    assert f"PYTHON={old} is not a Python 3.12 or later." in result.stderr
+
+
+def test_finder_explains_when_there_is_no_python(tmp_path):
+    stale = tmp_path / "bin"
+    stale.mkdir()
+    fake = stale / "python3"
+    fake.write_text("#!/bin/sh\nexit 1\n")  # answers like a Python 3.11 would to the check
+    fake.chmod(0o755)
+    env = {"PATH": f"{stale}:/bin", "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "none")}
+    result = run_finder(env)
+    assert result.returncode == 1
+    assert "No Python 3.12 or later found (tried: python3)" in result.stderr
+    assert "PYTHON=/path/to/python3.12" in result.stderr
+
+
+def test_second_set_up_reuses_the_environment():
+    # Only meaningful right after `make test` set the venv up; never rebuild the running venv here.
+    want = subprocess.run("sha256sum < requirements.txt | cut -c1-16",
+                          shell=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    stamp = ROOT / ".venv" / ".pins"
+    assert stamp.exists() and stamp.read_text().strip() == want, "run make test (it sets up .venv)"
+    started = time.monotonic()
+    result = subprocess.run([str(ROOT / "scripts" / "venv")], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stdout == ""
+    assert time.monotonic() - started < 10
+
+
+def test_ci_runs_the_readme_test_command_and_nothing_else():
+    commands = [l for l in (ROOT / ".ci" / "run").read_text().splitlines()
+                if l.strip() and not l.startswith("#")]
+    assert commands[-1] == "make test"
+    assert all(c.startswith(("set ", "cd ")) for c in commands[:-1])
+    assert "make test" in (ROOT / "README.md").read_text()
