@@ -1,0 +1,94 @@
+"""Chapter 1 exercises: payload limits and identity names."""
+import json
+
+from workbook.exercises import Exercise, NotYet
+from workbook.validation import FIELDS, MAX_BYTES, MAX_TEXT, identity, payload
+
+
+def size_of(value):
+    return len(json.dumps(value, sort_keys=True, ensure_ascii=True).encode("utf-8"))
+
+
+def check_wide_fact(value):
+    if not isinstance(value, dict) or set(value) != FIELDS["fact"]:
+        raise NotYet("a fact is a dict with exactly the fields schema, text, source and reviewed.")
+    if type(value["schema"]) is not int or value["schema"] != 1 or type(value["reviewed"]) is not bool:
+        raise NotYet("keep schema as the int 1 and reviewed as a bool, so only the size can fail.")
+    for name in ("text", "source"):
+        if not isinstance(value[name], str) or not 1 <= len(value[name]) <= MAX_TEXT:
+            raise NotYet(f"{name} must stay within 1 to {MAX_TEXT} characters; "
+                         "the point is to pass that check and fail the byte limit.")
+    size = size_of(value)
+    if size <= MAX_BYTES:
+        raise NotYet(f"payload accepts it: it is only {size} bytes as JSON; "
+                     "characters outside ASCII are escaped to six bytes each.")
+    try:
+        payload("fact", value)
+    except ValueError as error:
+        if "bytes as JSON" not in str(error):
+            raise NotYet("payload rejects it, but not for size; fix the other field first.")
+    return (f"every field fits {MAX_TEXT} characters, yet the stored JSON needs "
+            f"{size} bytes, over the {MAX_BYTES}-byte limit.")
+
+
+def check_full_checkpoint(value):
+    try:
+        payload("checkpoint", value)
+    except ValueError as error:
+        raise NotYet(f"payload rejects it ({error}).") from None
+    items = value["items"]
+    if value["step"] != 2 or len(items) != 8:
+        raise NotYet("use step 2 and exactly eight items.")
+    if len({len(i) for i in items}) != 1 or not all(i.isascii() for i in items):
+        raise NotYet("make the eight items ASCII and all the same length.")
+    longer = value | {"items": [i + "x" for i in items]}
+    if size_of(longer) <= MAX_BYTES and len(items[0]) < MAX_TEXT:
+        raise NotYet(f"each item could be longer: items of {len(items[0]) + 1} "
+                     "characters would still fit.")
+    return (f"items of {len(items[0])} characters fill {size_of(value)} of "
+            f"{MAX_BYTES} bytes; one more character each would not fit.")
+
+
+TITLES = ["Run A: draft #2", "2026 plan", "  Orchard -- harvest!!  ", "Ünïcode café run",
+          "x" * 80, "###", "a"]
+
+
+def check_to_key(to_key):
+    if not callable(to_key):
+        raise NotYet("to_key should be a function that takes a title and returns a key.")
+    for title in TITLES:
+        key = to_key(title)
+        try:
+            identity("orchard", "checkpoint", key)
+        except ValueError as error:
+            raise NotYet(f"to_key({title!r}) gave {key!r}, which identity rejects: {error}.") from None
+    if to_key("Run A: draft #2") != to_key("run a draft 2"):
+        raise NotYet("titles that differ only in case and punctuation should give the same key.")
+    return f"all {len(TITLES)} sample titles became keys that identity accepts."
+
+
+q1 = Exercise(
+    "1.1", "Write a fact within the character limits but over the byte limit.", check_wide_fact,
+    hints=["The limit is on json.dumps(value, sort_keys=True, ensure_ascii=True), in bytes.",
+           "With ensure_ascii=True, 'é' is written as the six characters \\u00e9."],
+    answer='wide_fact = {"schema": 1, "text": "\\u00e9" * 200, "source": "\\u00e9" * 200,\n'
+           '             "reviewed": False}')
+
+q2 = Exercise(
+    "1.2", "Write the longest eight-item checkpoint that payload accepts.", check_full_checkpoint,
+    hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings.",
+           "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length."],
+    answer='empty = json.dumps({"schema": 1, "step": 2, "items": [""] * 8}, sort_keys=True, ensure_ascii=True)\n'
+           'length = (MAX_BYTES - len(empty)) // 8\n'
+           'full_checkpoint = {"schema": 1, "step": 2, "items": ["x" * length] * 8}')
+
+q3 = Exercise(
+    "1.3", "Write to_key(title) that turns any title into a valid key.", check_to_key,
+    hints=["re.sub(r'[^a-z0-9]+', '-', title.lower()) does most of the work.",
+           "Then strip hyphens at the ends, add a letter prefix when the key does not start "
+           "with a letter, and cut it to 32 characters."],
+    answer='def to_key(title):\n'
+           '    key = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")\n'
+           '    if not key[:1].isalpha():\n'
+           '        key = "run-" + key\n'
+           '    return key[:32].rstrip("-")')
