@@ -15,8 +15,10 @@ venv:
 lab: venv
 	$(VENV)/bin/jupyter lab --allow-root --port=$(LAB_PORT) notebooks
 
+# Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
+# environment, its outputs compared strictly with the stored ones (nbval).
 test: venv
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests notebooks --nbval --nbval-current-env
 
 # The notebooks are the source of workbook/: write their `#| export` cells into the package.
 export: venv

@@ -1,0 +1,65 @@
+"""The package is the notebooks' export: a fresh export of a clean tree changes nothing.
+
+This is nbdev's CI gate (export, then the tree must be unchanged), run in a temporary copy so
+that the test never writes to the repository.
+"""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def exported_modules():
+    """Modules some chapter declares with `#| default_exp`, plus nbdev's index."""
+    names = {"_modidx"}
+    for notebook in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+        for cell in json.loads(notebook.read_text())["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and source.startswith("#| default_exp"):
+                names.add(source.split()[2])
+    return sorted(names)
+
+
+def fresh_export(tmp_path, change=None):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", copy)
+    shutil.copytree(ROOT / "notebooks", copy / "notebooks")
+    shutil.copytree(ROOT / "workbook", copy / "workbook",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if change:
+        change(copy)
+    subprocess.run([sys.executable, "-c", "from nbdev.doclinks import nbdev_export; nbdev_export()"],
+                   cwd=copy, check=True, capture_output=True)
+    return copy
+
+
+def differences(copy):
+    changed = []
+    for name in exported_modules():
+        committed = ROOT / "workbook" / f"{name}.py"
+        fresh = copy / "workbook" / f"{name}.py"
+        if not committed.exists() or committed.read_text() != fresh.read_text():
+            changed.append(name)
+    before = {p.relative_to(ROOT / "workbook") for p in (ROOT / "workbook").rglob("*.py")}
+    after = {p.relative_to(copy / "workbook") for p in (copy / "workbook").rglob("*.py")}
+    return changed + sorted(str(p) for p in after - before)
+
+
+
+def test_committed_package_equals_a_fresh_export(tmp_path):
+    assert differences(fresh_export(tmp_path)) == [], "run `make export` and commit the result"
+
+
+def test_an_edited_but_unexported_cell_is_caught(tmp_path):
+    def edit_first_export_cell(copy):
+        path = copy / "notebooks" / "01-purpose-and-validation.ipynb"
+        notebook = json.loads(path.read_text())
+        cell = next(c for c in notebook["cells"] if "".join(c["source"]).startswith("#| export"))
+        cell["source"] = "".join(cell["source"]) + "\nEDITED_BUT_NOT_EXPORTED = True\n"
+        path.write_text(json.dumps(notebook))
+
+    assert differences(fresh_export(tmp_path, edit_first_export_cell)) == ["validation"]
