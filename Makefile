@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
 
-.PHONY: lab test venv export notebooks pins
+.PHONY: lab test venv export notebooks student pins
 
 venv:
 	@scripts/venv
@@ -27,6 +27,10 @@ export: venv
 # Re-execute every chapter in place, refreshing the outputs nbval compares against.
 notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/0*.ipynb
+
+# The student edition for a class: solutions replaced by stubs, outputs cleared (no nbgrader needed).
+student: venv
+	$(PY) scripts/student.py build/student
 
 # Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
 pins:
