@@ -1,0 +1,113 @@
+"""Chapter 2 checks: a right answer, typical wrong answers, and no answer."""
+from workbook.exercises.ch2 import q1, q2, q3
+from workbook.records import get
+
+
+def test_last_visible():
+    def right(db, tenant, kind, key, start):
+        record = get(db, tenant, kind, key, start)
+        if record is None:
+            return None
+        return record["expires"] - 1
+
+    def probing(db, tenant, kind, key, start):
+        if get(db, tenant, kind, key, start) is None:
+            return None
+        now = start
+        while get(db, tenant, kind, key, now + 1) is not None:
+            now += 1
+        return now
+
+    def the_deadline(db, tenant, kind, key, start):  # off by one: expires is already hidden
+        record = get(db, tenant, kind, key, start)
+        return None if record is None else record["expires"]
+
+    def any_row(db, tenant, kind, key, start):  # reads the first row, whoever owns it
+        expires = db.execute("SELECT expires FROM records").fetchone()[0]
+        return expires - 1 if expires > start else None
+
+    def never_none(db, tenant, kind, key, start):
+        return db.execute("SELECT expires FROM records WHERE tenant=? AND kind=? AND key=?",
+                          (tenant, kind, key)).fetchone()[0] - 1
+
+    def extends(db, tenant, kind, key, start):  # writes while reading
+        db.execute("UPDATE records SET expires=expires+1")
+        return right(db, tenant, kind, key, start)
+
+    def stub(db, tenant, kind, key, start):
+        raise NotImplementedError
+
+    assert q1.verdict(right).correct
+    assert q1.verdict(probing).correct
+    wrong = q1.verdict(the_deadline)
+    assert wrong.status == "not yet" and "get at 110 already returns None: the deadline is exclusive" in wrong.sentence
+    assert "get at 159 already returns None: 159 is past" in q1.verdict(any_row).sentence
+    assert "already returns None, so the answer is None" in q1.verdict(never_none).sentence
+    assert "changed the records table" in q1.verdict(extends).sentence
+    assert "got bool" in q1.verdict(lambda *args: True).sentence
+    assert "beyond the largest tick" in q1.verdict(lambda *args: 10**11).sentence
+    assert q1.verdict(stub).status == "not attempted"
+    assert q1.verdict(None).status == "not attempted"
+    assert q1.verdict(109).status == "not yet"
+
+
+def test_read_state():
+    def right(db, tenant, kind, key, now):
+        if get(db, tenant, kind, key, now) is not None:
+            return "visible"
+        present = db.execute("SELECT 1 FROM records WHERE tenant=? AND kind=? AND key=?",
+                             (tenant, kind, key)).fetchone()
+        return "expired" if present is not None else "absent"
+
+    def get_only(db, tenant, kind, key, now):
+        return "absent" if get(db, tenant, kind, key, now) is None else "visible"
+
+    def inclusive(db, tenant, kind, key, now):  # compares the deadline itself, with >=
+        found = db.execute("SELECT expires FROM records WHERE tenant=? AND kind=? AND key=?",
+                           (tenant, kind, key)).fetchone()
+        if found is None:
+            return "absent"
+        return "visible" if found[0] >= now else "expired"
+
+    def ignores_tenant(db, tenant, kind, key, now):
+        if get(db, tenant, kind, key, now) is not None:
+            return "visible"
+        present = db.execute("SELECT 1 FROM records WHERE kind=? AND key=?", (kind, key)).fetchone()
+        return "expired" if present is not None else "absent"
+
+    def stub(db, tenant, kind, key, now):
+        raise NotImplementedError
+
+    assert q2.verdict(right).correct
+    wrong = q2.verdict(get_only)
+    assert wrong.status == "not yet"
+    assert wrong.sentence == ("read_state(db, 'orchard', 'fact', 'tea', 110) gave 'absent', but get "
+                              "returns None and the table holds its row (expires 110), so the "
+                              "answer is 'expired'.")
+    assert "gave 'visible'" in q2.verdict(inclusive).sentence
+    assert "'harbour', 'fact', 'tea'" in q2.verdict(ignores_tenant).sentence
+    assert "got bool" in q2.verdict(lambda *args: True).sentence
+    assert q2.verdict(stub).status == "not attempted"
+    assert q2.verdict(None).status == "not attempted"
+
+
+def test_prediction():
+    assert q3.verdict([500, None, 105, None, None]).correct
+    as_stored = q3.verdict([105, None, 105, None, None])
+    assert as_stored.status == "not yet" and as_stored.sentence.startswith("a prints as 500, not 105")
+    inclusive = q3.verdict([500, 105, 105, None, None])
+    assert inclusive.sentence.startswith("b prints as None, not 105: the fact expires at 105")
+    stays_hidden = q3.verdict([500, None, None, None, None])
+    assert stays_hidden.sentence.startswith("c prints as 105, not None")
+    assert "five entries" in q3.verdict([500, None]).sentence
+    assert q3.verdict(None).status == "not attempted"
+
+
+def test_verdicts_read_as_one_sentence(capsys):
+    q2.check(None)
+    q2.hint()
+    q2.hint(2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Exercise 2.2: not attempted.")
+    assert out[1].startswith("Exercise 2.2, hint 1 of 2:") and out[1].endswith("(q2.hint(2) for more)")
+    assert out[2].startswith("Exercise 2.2, hint 2 of 2:")
