@@ -3,6 +3,8 @@
 d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_url': '', 'lib_path': 'workbook'},
   'syms': { 'workbook.deletion': { 'workbook.deletion.forget': ('04-deletion.html#forget', 'workbook/deletion.py'),
                                    'workbook.deletion.purge': ('04-deletion.html#purge', 'workbook/deletion.py')},
+            'workbook.demo': { 'workbook.demo.advance': ('05-recovery-and-timelines.html#advance', 'workbook/demo.py'),
+                               'workbook.demo.main': ('05-recovery-and-timelines.html#main', 'workbook/demo.py')},
             'workbook.records': { 'workbook.records.connect': ('02-visibility.html#connect', 'workbook/records.py'),
                                   'workbook.records.get': ('02-visibility.html#get', 'workbook/records.py'),
                                   'workbook.records.stored': ('02-visibility.html#stored', 'workbook/records.py')},
