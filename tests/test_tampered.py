@@ -24,7 +24,7 @@ def db():
     ("revision", 0, "stored revision must be an int from 1 to 2**63-1, got 0"),
     ("expires", "later", "stored expires must be an int from 0 to 10000086400, got str"),
     ("expires", 200.5, "stored expires must be an int from 0 to 10000086400, got float"),
-    ("body", b'{"schema": 1}', "stored body must be text, got bytes"),
+    ("body", b'{"schema": 1}', "stored body must be text, got blob"),
     ("body", 42, "payload must be a dict, got int"),  # TEXT affinity stores '42'
     ("body", "{", "stored body is not valid JSON (Expecting property name enclosed in double quotes)"),
     ("body", " " * 2049, "stored body is 2049 bytes; the limit is 2048"),

@@ -28,17 +28,18 @@ def connect(path=":memory:"):
     return db
 
 # %% ../notebooks/02-visibility.ipynb #c02-021
-def stored(kind, revision, expires, body):
+def stored(kind, revision, expires, body_type, body):
     """Check a row read back from the file as strictly as a write; return its value."""
     integer(revision, 1, 2**63 - 1, name="stored revision")
     integer(expires, 0, 10**10 + 86400, name="stored expires")
-    if not isinstance(body, str):
-        raise ValueError(f"stored body must be text, got {type(body).__name__}")
-    size = len(body.encode("utf-8", "surrogatepass"))
-    if size > MAX_BYTES:
-        raise ValueError(f"stored body is {size} bytes; the limit is {MAX_BYTES}")
+    if body_type != "text":
+        raise ValueError(f"stored body must be text, got {body_type}")
+    if len(body) > MAX_BYTES:
+        raise ValueError(f"stored body is {len(body)} bytes; the limit is {MAX_BYTES}")
     try:
-        decoded = json.loads(body)
+        decoded = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("stored body is not valid UTF-8") from None
     except ValueError as error:
         raise ValueError(f"stored body is not valid JSON ({error.msg})") from None
     payload(kind, decoded)
@@ -48,11 +49,11 @@ def stored(kind, revision, expires, body):
 def get(db, tenant, kind, key, now):
     identity(tenant, kind, key)
     integer(now, 0, 10**10, name="now")
-    row = db.execute("""SELECT revision, expires, body FROM records
-        WHERE tenant=? AND kind=? AND key=? AND expires>?""",
+    row = db.execute("""SELECT revision, expires, typeof(body), CAST(body AS BLOB)
+        FROM records WHERE tenant=? AND kind=? AND key=? AND expires>?""",
         (tenant, kind, key, now)).fetchone()
     if row is None:
         return None
-    revision, expires, body = row
+    revision, expires, body_type, body = row
     return {"revision": revision, "expires": expires,
-            "value": stored(kind, revision, expires, body)}
+            "value": stored(kind, revision, expires, body_type, body)}

@@ -52,7 +52,7 @@ def shown(value):
 
 def bound(number):
     """Write the spec's large bounds the way the spec writes them."""
-    return {10**10: "10**10", 2**63 - 1: "2**63-1"}.get(number, str(number))
+    return {10**10: "10**10", 2**63 - 1: "2**63-1", 2**63 - 2: "2**63-2"}.get(number, str(number))
 
 # %% ../notebooks/01-purpose-and-validation.ipynb #c01-010
 def identity(tenant, kind, key):

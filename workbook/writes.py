@@ -19,6 +19,9 @@ def put(db, tenant, kind, key, value, expected, now, ttl):
         old = db.execute("""SELECT revision, expires FROM records
             WHERE tenant=? AND kind=? AND key=?""",
             (tenant, kind, key)).fetchone()
+        if old is not None:
+            integer(old[0], 1, 2**63-1, name="stored revision")
+            integer(old[1], 0, 10**10 + 86400, name="stored expires")
         if old is not None and old[1] <= now:
             raise Conflict(f"{kind} {key!r} expired at {old[1]}: purge it "
                            "before creating it again", expected=expected,
@@ -28,10 +31,12 @@ def put(db, tenant, kind, key, value, expected, now, ttl):
             raise Conflict(f"revision changed: expected {expected}, "
                            f"current {current}", expected=expected,
                            current=current)
-        revision = db.execute(
-            "SELECT value FROM sequence WHERE singleton=1"
-        ).fetchone()[0] + 1
-        integer(revision, 1, 2**63-1, name="next revision")
+        counter = db.execute(
+            "SELECT value FROM sequence WHERE singleton=1").fetchone()
+        if counter is None:
+            raise ValueError("the sequence table has no counter row")
+        integer(counter[0], 0, 2**63-2, name="stored counter")
+        revision = counter[0] + 1
         db.execute("UPDATE sequence SET value=? WHERE singleton=1",
                    (revision,))
         db.execute("""INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)
