@@ -7,22 +7,36 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
 
-.PHONY: lab test venv export notebooks student pins
+.PHONY: lab test venv export notebooks student grade pins bench bench-peers
 
 venv:
 	@scripts/venv
 
+# Opens chapter 1 with the workbook's JupyterLab settings (jupyterlab/; see scripts/lab).
 lab: venv
-	$(VENV)/bin/jupyter lab --allow-root --port=$(LAB_PORT) notebooks
+	scripts/lab --port=$(LAB_PORT)
 
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval).
 test: venv
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env
 
+# Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
+# counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
+# mutate: mutmut 3 over the four store modules (settings in setup.cfg; works in mutants/, which
+# git ignores), then the score and every surviving mutant.
+.PHONY: soak mutate
+soak: venv
+	WORKBOOK_SOAK=1 $(PY) -m pytest tests
+
+mutate: venv
+	rm -rf mutants
+	$(VENV)/bin/mutmut run
+	scripts/mutation-score
+
 # The notebooks are the source of workbook/: write their `#| export` cells into the package.
 export: venv
-	$(VENV)/bin/nbdev-export
+	PYTHON=$(PY) scripts/export
 
 # Re-execute every chapter in place, refreshing the outputs nbval compares against.
 notebooks: venv
@@ -32,6 +46,34 @@ notebooks: venv
 student: venv
 	$(PY) scripts/student.py build/student
 
+# Grade a class submission with the same checks: make grade SUBMISSION=path/to/notebooks
+grade: venv
+	$(PY) scripts/grade.py $(SUBMISSION)
+
 # Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
 pins:
 	@scripts/pins
+
+# Benchmarks (issue 7): overhead against raw SQL, growth to 100,000 rows, contention, chapter
+# run times. Writes build/bench/report.md and bench.png and prints the table (about 2 minutes).
+bench: venv
+	$(PY) -m bench.run
+
+# Optional, not in CI: LangGraph's SqliteStore beside ours, from a scratch venv in build/.
+PEERS := build/peers-venv
+bench-peers: venv
+	@test -x $(PEERS)/bin/python || $(PY) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check langgraph-checkpoint-sqlite
+	$(PEERS)/bin/python -m bench.peers
+
+# In the browser (issue 8). test-browser: make lab's server on a temporary copy of the chapters,
+# driven by headless Chromium (installed by scripts/install-browser if missing): every chapter
+# runs with no error, plots render, explorers step as the store says; screenshots in
+# build/browser/ (about 1.5 minutes). html: the static edition, readable offline, in build/html/.
+.PHONY: test-browser html
+test-browser: venv
+	@scripts/install-browser
+	$(PY) -m pytest browser -q
+
+html: venv
+	$(PY) scripts/html_edition.py build/html

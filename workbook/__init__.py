@@ -1,4 +1,9 @@
-"""Agent memory workbook: a small SQLite store for checkpoints and facts."""
+"""The agent memory workbook: a small SQLite store for AI-agent checkpoints and facts, built chapter by chapter in Jupyter.
+
+Modules:
+
+- `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
+- `workbook.timeline`: Watch the store over time: present rows, visible records and the gap between."""
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,33 @@
+"""The spec's three broken copies: each one must make the tests fail by assertion.
+
+The copies are built by chapter 6's exported helpers (workbook.reference): copy the package and
+tests to a temporary folder, change one code fragment (each pattern must match exactly once,
+wherever the line sits in the file), and run the spec's suite and the model cross-check there in
+a fresh Python process. The unchanged copy must pass.
+"""
+from pathlib import Path
+
+import pytest
+
+from workbook.reference import MUTANTS, broken_copy, run_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS))
+def test_mutant(mutant, tmp_path, figures):
+    results = run_suite(broken_copy(ROOT, tmp_path, MUTANTS[mutant]))
+    assert len(results) == 11, results                # the ten spec tests and the cross-check
+    assert "error" not in results.values(), results   # no import, syntax or fixture errors
+    if not MUTANTS[mutant]:
+        assert set(results.values()) == {"passed"}, results
+        return
+    for suite in ("tests.test_store.", "tests.test_reference."):
+        verdicts = [v for test, v in results.items() if test.startswith(suite)]
+        assert "assertion" in verdicts, (suite, results)
+    figures["spec mutants killed (spec suite and model cross-check each)"] += 1
+
+
+def test_a_pattern_that_does_not_match_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="matched 0 times in writes.py"):
+        broken_copy(ROOT, tmp_path, [("writes.py", r"no such code", "")])
