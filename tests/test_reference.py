@@ -70,7 +70,7 @@ def test_model_and_store_agree_when_the_counter_runs_out():
     model.counter = 2**63 - 2
     for party in (lambda *a: put(db, *a), model.put):
         assert party("orchard", "fact", "a", FACT, None, 100, 10) == 2**63 - 1
-        with pytest.raises(ValueError, match="stored counter must be an int from 0 to 2\*\*63-2"):
+        with pytest.raises(ValueError, match=r"stored counter must be an int from 0 to 2\*\*63-2"):
             party("orchard", "fact", "b", FACT, None, 100, 10)
     assert physical_rows(db) == model.physical_rows()
     assert counter(db) == model.counter == 2**63 - 1
