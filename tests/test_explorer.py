@@ -1,0 +1,199 @@
+"""The time explorer shows what the store says: get beside the raw rows, at every step."""
+
+import base64
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from workbook.explorer import Explorer, State, explore, state_at
+from workbook.store import Conflict, connect, forget, get, purge, put
+from workbook.timeline import (
+    Clock, Forget, Get, Purge, Put, Reopen, checkpoint, clock_backwards_scenario, demo_scenario,
+    fact, late_purge_scenario, observe, passes)
+
+SCENARIOS = [demo_scenario, late_purge_scenario, clock_backwards_scenario]
+FACT_TEXT = fact()["text"]
+
+
+def replay(operations, folder):
+    """Run the operations as performed against a fresh file with the store's own functions.
+
+    Yields, after each one, its time, what get returns for each identity at that time and
+    every raw row of records. An oracle independent of workbook.timeline's bookkeeping.
+    """
+    path = Path(folder) / "replay.db"
+    db = connect(path)
+    names = []
+    for operation in operations:
+        if isinstance(operation, (Put, Get, Forget)):
+            name = (operation.tenant, operation.kind, operation.key)
+            if name not in names:
+                names.append(name)
+    try:
+        for operation in operations:
+            try:
+                match operation:
+                    case Put(time, tenant, kind, key, value, expected, ttl):
+                        put(db, tenant, kind, key, value, expected, time, ttl)
+                    case Get():
+                        pass
+                    case Forget(_, tenant, kind, key, revision):
+                        forget(db, tenant, kind, key, revision)
+                    case Purge(time, tenant):
+                        purge(db, tenant, time)
+                    case Reopen():
+                        db.close()
+                        db = connect(path)
+            except (Conflict, ValueError):
+                pass
+            gets = {name: get(db, *name, operation.time) for name in names}
+            rows = sorted(db.execute("SELECT tenant, kind, key, revision, expires FROM records"))
+            yield operation.time, gets, rows
+    finally:
+        db.close()
+
+
+def shown_gets(state):
+    return {tuple(identity.split(" / ")): (None if returns == "None" else (revision, expires))
+            for identity, returns, revision, expires in state.gets.itertuples(index=False)}
+
+
+def shown_rows(state):
+    return sorted((*identity.split(" / "), revision, expires)
+                  for identity, revision, expires, _ in state.rows.itertuples(index=False))
+
+
+@pytest.mark.parametrize("make", SCENARIOS)
+def test_every_slider_position_shows_what_the_store_says(make, tmp_path):
+    run = observe(make())
+    explorer = explore(run)
+    assert (explorer.slider.min, explorer.slider.max) == (0, len(run.operations) - 1)
+    expected = list(replay(run.operations, tmp_path))
+    images = set()
+    # forwards, then backwards: the callback must not depend on where the slider came from
+    orders = list(range(len(run.operations)))
+    for order in orders + orders[::-1]:
+        explorer.slider.value = order
+        state = explorer.state
+        time, gets, rows = expected[order]
+        assert state == state_at(run, order)
+        assert explorer.table.value == state.to_html()
+        assert state.time == time and state.order == order
+        assert shown_gets(state) == {name: None if record is None
+                                     else (record["revision"], record["expires"])
+                                     for name, record in gets.items()}
+        assert shown_rows(state) == [tuple(row) for row in rows]
+        for identity, _, _, visible in state.rows.itertuples(index=False):
+            record = gets[tuple(identity.split(" / "))]
+            assert visible == ("hidden" if record is None else "visible")
+        images.add(explorer.image.value)
+    assert len(images) == len(orders)  # the cursor moved on the picture at every step
+
+
+def test_hidden_but_present_at_108_in_the_demo():
+    run = observe(demo_scenario())
+    state = state_at(run, 10)  # the get at 108, before the purge
+    assert state.header() == ("order 10 of 12 · now = 108 · "
+                              "get orchard / fact / preference → None")
+    assert state.rows.values.tolist() == [["orchard / checkpoint / run-a", 3, 162, "visible"],
+                                          ["orchard / fact / preference", 4, 108, "hidden"]]
+    assert "hidden</b>: the row is still in" in state.to_html()
+    after_purge = state_at(run, 11)
+    assert after_purge.rows["identity"].tolist() == ["orchard / checkpoint / run-a"]
+    after_forget = state_at(run, 12)
+    assert after_forget.rows.empty and "records holds no rows" in after_forget.to_text()
+    assert "<i>no rows</i>" in after_forget.to_html()
+
+
+def test_clock_pass_is_named_and_the_cursor_follows_it():
+    run = observe(clock_backwards_scenario())
+    explorer = explore(run)
+    numbers = passes(run)
+    for order in range(len(run.operations)):
+        explorer.slider.value = order
+        bands = [patch for patch in explorer.cursor.figure.findobj(matplotlib.patches.Rectangle)
+                 if (patch.get_gid() or "").startswith("cursor_")]
+        assert len(bands) == 2  # one per clock pass
+        shown = [patch for patch in bands if patch.get_visible()]
+        assert [patch.get_gid() for patch in shown] == [f"cursor_{numbers[order]}"]
+        middle = shown[0].get_x() + shown[0].get_width() / 2
+        assert middle == run.operations[order].time
+    assert "(clock pass 2)" in state_at(run, 4).header()
+    assert "clock pass" not in state_at(run, 2).header()
+
+
+def test_the_current_operation_is_enlarged_and_the_others_are_not():
+    run = observe(demo_scenario())
+    explorer = explore(run)
+    for order in (0, 6, 11):
+        explorer.slider.value = order
+        for at, found in explorer.cursor.markers.items():
+            for line, size, width in found:
+                if line.get_marker() in ("None", None, ""):
+                    assert (line.get_linewidth() > width) == (at == order)
+                else:
+                    assert (line.get_markersize() > size) == (at == order)
+    assert set(explorer.cursor.markers) == set(range(len(run.operations)))
+
+
+def test_static_fallback_is_deterministic_and_holds_no_ids():
+    first = explore(observe(late_purge_scenario()), order=3)
+    again = explore(late_purge_scenario(), order=3)  # a scenario is observed first
+    one, two = first._repr_mimebundle_(), again._repr_mimebundle_()
+    assert set(one) == {"text/plain", "text/html", "image/png",
+                        "application/vnd.jupyter.widget-view+json"}
+    for mime in ("text/plain", "text/html", "image/png"):
+        assert one[mime] == two[mime], mime
+    assert one["application/vnd.jupyter.widget-view+json"]["model_id"] \
+        != two["application/vnd.jupyter.widget-view+json"]["model_id"]
+    for mime in ("text/plain", "text/html"):
+        assert not re.search(r"0x[0-9a-f]{4,}|model_id|[0-9a-f]{32}", one[mime])
+        assert first.run.operations[3].time == 110 and "now = 110" in one[mime]
+    assert base64.b64decode(one["image/png"]).startswith(b"\x89PNG")
+    assert "run the notebook and move the slider" in one["text/html"]
+    assert "<script" not in one["text/html"] and " id=" not in one["text/html"]
+    assert repr(first) == "<time explorer at order 3 of 5>"
+
+
+def test_no_fact_text_anywhere():
+    run = observe(demo_scenario())
+    for order in range(len(run.operations)):
+        state = state_at(run, order)
+        assert FACT_TEXT not in state.to_text() + state.to_html()
+    bundle = explore(run)._repr_mimebundle_()
+    assert FACT_TEXT not in bundle["text/plain"] + bundle["text/html"]
+
+
+def test_the_widget_is_what_the_browser_test_looks_for():
+    explorer = explore(demo_scenario())
+    assert isinstance(explorer, Explorer)
+    assert "workbook-explorer" in explorer._dom_classes
+    assert explorer.children == (explorer.slider, explorer.table, explorer.image)
+    assert explorer.slider.description == "order"
+
+
+def test_state_at_refuses_an_order_outside_the_run():
+    run = observe(late_purge_scenario())
+    for bad in (-1, 6, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="order must be an int from 0 to 5"):
+            state_at(run, bad)
+    assert isinstance(state_at(run, 5), State)
+
+
+def test_a_scenario_with_a_rejected_write_and_a_reopen(tmp_path):
+    scenario = [Put(100, "orchard", "checkpoint", "run-b", checkpoint(0), expected=None, ttl=3),
+                Reopen(101),
+                Put(101, "orchard", "checkpoint", "run-b", checkpoint(1), expected=7, ttl=3),
+                Clock(104)]
+    run = observe(scenario)
+    states = [state_at(run, order) for order in range(4)]
+    assert [s.outcome for s in states] == ["revision 1", "reopened", "Conflict", "clock set"]
+    assert [s.rows["get"].tolist() for s in states] == [["visible"], ["visible"], ["visible"],
+                                                        ["hidden"]]
+    for state, (time, gets, rows) in zip(states, replay(run.operations, tmp_path)):
+        assert shown_rows(state) == [tuple(row) for row in rows]

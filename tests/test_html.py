@@ -1,0 +1,142 @@
+"""The static edition (make html): every chapter readable offline, nothing fetched from the network."""
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import html_edition  # noqa: E402
+
+CHAPTERS = html_edition.chapters()
+NETWORK = re.compile(r"^\s*(https?:)?//", re.I)
+LOADING = ("src", "href", "srcset", "action", "formaction", "poster", "data", "xlink:href",
+           "background", "cite", "ping")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html")
+    html_edition.build(out)
+    return out
+
+
+def soup_of(path):
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def network_loads(soup):
+    """Every attribute or stylesheet address in the page that would reach the network."""
+    found = [(tag.name, name, value) for tag in soup.find_all(True)
+             for name, value in tag.attrs.items()
+             if name in LOADING and any(NETWORK.match(part.strip().split(" ")[0])
+                                        for part in str(value).split(","))]
+    for style in soup.find_all("style") + soup.find_all(style=True):
+        text = style.string or "" if style.name == "style" else style["style"]
+        found += [("style", "url", u) for u in re.findall(
+            r"""(?:url\(\s*['"]?|@import\s+['"])((?:https?:)?//[^'")\s]+)""", text or "")]
+    return found
+
+
+def headings(nb):
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in re.findall(r"^#{1,6}\s+(.+)$", cell.source, re.M):
+                found.append(re.sub(r"[*_`]", "", line).strip())
+    return found
+
+
+def expected_tables(nb):
+    count = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            count += len(re.findall(r"^\s*\|?\s*:?-{3,}", cell.source, re.M))
+        for output in cell.get("outputs", []):
+            count += output.get("data", {}).get("text/html", "").count("<table")
+    return count
+
+
+def expected_images(nb):
+    return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_index_links_every_chapter(built):
+    index = soup_of(built / "index.html")
+    links = [a["href"] for a in index.find_all("a")]
+    assert links == [p.stem + ".html" for p in CHAPTERS]
+    assert all((built / link).is_file() for link in links)
+    titles = [a.get_text() for a in index.find_all("a")]
+    assert titles[0].startswith("Chapter 1")
+    assert network_loads(index) == [] and not index.find_all("script")
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_page_holds_headings_tables_and_images(built, notebook):
+    nb = nbformat.read(notebook, as_version=4)
+    page = soup_of(built / f"{notebook.stem}.html")
+    shown = [" ".join(h.get_text().replace("¶", "").split())
+             for h in page.find_all(re.compile(r"^h[1-6]$"))]
+    for heading in headings(nb):
+        assert " ".join(heading.split()) in shown, heading
+    assert page.title.get_text().startswith(f"Chapter {int(notebook.stem[:2])}")
+    assert len(page.find_all("table")) >= expected_tables(nb)
+    pictures = [img for img in page.find_all("img")
+                if img.get("src", "").startswith("data:image/png;base64,")]
+    assert len(pictures) >= expected_images(nb)
+    assert all(img["src"].startswith("data:") for img in page.find_all("img"))
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_page_loads_nothing_from_the_network(built, notebook):
+    text = (built / f"{notebook.stem}.html").read_text(encoding="utf-8")
+    page = BeautifulSoup(text, "html.parser")
+    assert network_loads(page) == []
+    assert [s for s in page.find_all("script") if s.get("src")] == []
+    assert not page.find_all("link", href=True)  # every stylesheet is inline
+    for library in ("require.js", "require.min.js", "MathJax.js", "mermaid", "html-manager",
+                    "application/vnd.jupyter.widget-state+json"):
+        assert library not in text, library
+
+
+def test_links_become_text_and_widgets_their_static_fallback(tmp_path):
+    from workbook.explorer import explore
+    from workbook.timeline import late_purge_scenario
+
+    bundle = explore(late_purge_scenario(), order=2)._repr_mimebundle_()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Chapter 7 · Links\n\nSee [SQLite's docs]"
+                                      "(https://sqlite.org/lang.html) and "
+                                      "<https://example.org/x>. [Back](#Links)."),
+        nbformat.v4.new_code_cell("explore(late_purge_scenario(), order=2)", execution_count=1,
+                                  outputs=[nbformat.v4.new_output("display_data", data=bundle)]),
+    ]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nbformat.write(nb, notebooks / "07-links.ipynb")
+    source = (notebooks / "07-links.ipynb").read_bytes()
+    html_edition.build(tmp_path / "out", notebooks)
+    assert (notebooks / "07-links.ipynb").read_bytes() == source  # only read
+    page = soup_of(tmp_path / "out" / "07-links.html")
+    assert network_loads(page) == []
+    prose = " ".join(page.get_text().split())
+    assert "See SQLite's docs (https://sqlite.org/lang.html) and https://example.org/x." in prose
+    assert page.find("a", href="#Links") is not None  # a link within the page stays
+    # the explorer: its HTML tables, then its picture; no widget script or state
+    assert "order 2 of 5 · now = 108 · get orchard / fact / preference → None" in prose
+    assert "records holds these rows" in prose and len(page.find_all("table")) >= 2
+    assert [img["src"][:22] for img in page.find_all("img")] == ["data:image/png;base64,"]
+    assert "widget-view+json" not in str(page) and "widget-state" not in str(page)
+
+
+def test_a_remote_image_stops_the_build(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Chapter 8\n\n![logo](https://example.org/a.png)")]
+    nbformat.write(nb, tmp_path / "08-remote.ipynb")
+    with pytest.raises(ValueError, match="would load https://example.org/a.png"):
+        html_edition.build(tmp_path / "out", tmp_path)
