@@ -41,6 +41,7 @@ export: venv
 # Re-execute every chapter in place, refreshing the outputs nbval compares against.
 notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/0*.ipynb
+	$(PY) scripts/clean_notebooks.py notebooks/0*.ipynb
 
 # The student edition for a class: solutions replaced by stubs, outputs cleared (no nbgrader needed).
 student: venv

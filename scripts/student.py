@@ -42,6 +42,7 @@ def student_notebook(path):
         cell["_original"] = cell.source
         cell, raises = student_cell(cell)
         del cell["_original"]
+        cell.metadata.pop("execution", None)
         cell.outputs = []
         cell.execution_count = None
         if raises:

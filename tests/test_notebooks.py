@@ -33,6 +33,12 @@ def test_outputs_hold_no_paths_addresses_or_clock_readings(notebook):
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_cells_carry_no_run_timestamps(notebook):
+    for cell in json.loads(notebook.read_text())["cells"]:
+        assert not {"execution", "ExecuteTime"} & set(cell["metadata"]), "run make notebooks"
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_opens_with_goals_and_closes_with_limits(notebook):
     markdown = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"]
     assert "By the end of this chapter you can" in "".join(markdown[0]["source"])
