@@ -1,11 +1,11 @@
 """Which part of the proposal buys what: `python -m bench.ablation` (about 30 s).
 
 Measures put and get in memory against the floor, in one interleaved run, for the store,
-the proposal (build/bench-proposal.diff) and the proposal with one of its three parts put
-back as the store has it:
+the proposal (bench/proposal.diff, not adopted) and the proposal with one of its three parts
+put back as the store has it:
 
 - "without name memo":       identity() is the store's (two regex matches per call);
-- "without template":        payload() encodes with json.dumps(sort_keys=True) again;
+- "without template":        payload() encodes with the store's ENCODE again;
 - "without fast read path":  stored() is the store's (json.loads, then payload() re-encodes).
 
 It rebinds module globals of the proposal's functions, so it depends on the proposal's
@@ -13,7 +13,6 @@ names (identity, payload, shape, stored); it is a review aid for the proposal, n
 `make bench`.
 """
 
-import json
 import types
 from types import SimpleNamespace
 
@@ -37,7 +36,7 @@ def variants(proposal, store):
 
     def dumps_payload(kind, value):
         shape(kind, value)
-        encoded = json.dumps(value, sort_keys=True, ensure_ascii=True)
+        encoded = v["ENCODE"](value)   # the store's module-level encoder
         size = len(encoded.encode("utf-8"))
         if size > v["MAX_BYTES"]:
             raise ValueError(f"{kind} payload is {size} bytes as JSON; the limit is "

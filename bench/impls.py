@@ -3,7 +3,8 @@
 - store:     workbook.store, the package as it is in this tree.
 - reference: tests/spec_reference.py, the specification's code verbatim.
 - proposal:  workbook/ copied to a temporary folder with a unified diff applied
-             (build/bench-proposal.diff by default), imported beside the real one.
+             (bench/proposal.diff by default: a speed-up measured, not adopted),
+             imported beside the real one.
 - floor:     bench.floor, the same SQL without validation or JSON.
 """
 
@@ -21,7 +22,7 @@ from types import ModuleType
 from bench import floor
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PROPOSAL = ROOT / "build" / "bench-proposal.diff"
+DEFAULT_PROPOSAL = ROOT / "bench" / "proposal.diff"
 
 
 @dataclass

@@ -147,7 +147,7 @@ def report(results):
               "last write wins, no revision, no compare-and-swap, no schema or size check "
               "(any JSON-serialisable mapping, via orjson). `get` is a SELECT in a "
               "transaction; it does not filter expired items (a sweeper deletes them).",
-              "- **ours, proposal**: the same calls with build/bench-proposal.diff "
+              "- **ours, proposal**: the same calls with bench/proposal.diff (not adopted) "
               "applied (when it applies), every validation kept.",
               "- **langgraph+ttl**: `ttl={'default_ttl': 60, 'refresh_on_read': True}`: "
               "`get` first runs an UPDATE that pushes `expires_at` forward, so every read "

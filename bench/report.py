@@ -290,7 +290,7 @@ def markdown(results):
                   "validation and no JSON (bench/floor.py): `put` gets the encoded body, "
                   "`get` returns the raw row. Columns: floor; the store as in this tree; "
                   "the spec's reference code (tests/spec_reference.py); the proposed "
-                  "change (build/bench-proposal.diff applied to a temporary copy)."]
+                  "change, not adopted (bench/proposal.diff applied to a temporary copy)."]
         lines += overhead_tables(results)
     if "growth" in results:
         g = results["growth"]

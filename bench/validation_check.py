@@ -1,6 +1,6 @@
 """Does a version of the store validate exactly like the store it replaces?
 
-Used to hold a faster proposal (build/bench-proposal.diff) to the rules: it must reject
+Used to hold a faster proposal (bench/proposal.diff, not adopted) to the rules: it must reject
 every stored row the spec's get rejects, keep the store's own extra rules (revision and
 expires must be ints), accept and return the same values, raise the same messages, and
 encode every payload to the same bytes as json.dumps(sort_keys=True, ensure_ascii=True).

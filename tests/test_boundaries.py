@@ -11,7 +11,8 @@ from tempfile import TemporaryDirectory
 
 import pytest
 
-from workbook.store import connect, forget, get, identity, integer, payload, purge, put
+from workbook.store import (Conflict, connect, forget, get, identity, integer, payload,
+                            purge, put)
 
 FACT = {"schema": 1, "text": "Fictional preference", "source": "note-1", "reviewed": False}
 NAME_RULE = "must be a lowercase letter followed by up to 31 lowercase letters, digits or hyphens"
@@ -121,3 +122,55 @@ def test_a_stored_body_of_exactly_2048_bytes_is_read_and_2049_refused():
     db.execute("UPDATE records SET body=?", (body + " " * (2049 - len(body)),))
     assert message(get, db, "orchard", "fact", "a", 101) == (
         "stored body is 2049 bytes; the limit is 2048")
+
+
+# Found by the make mutate run after put began checking what it reads (stored revision,
+# expiry and counter) and get began decoding the body's bytes itself.
+
+@pytest.mark.parametrize("column, value, said", [
+    ("revision", "seven", "stored revision must be an int from 1 to 2**63-1, got str"),
+    ("revision", 0, "stored revision must be an int from 1 to 2**63-1, got 0"),
+    ("expires", "later", "stored expires must be an int from 0 to 10000086400, got str"),
+    ("expires", 10**10 + 86401,
+     "stored expires must be an int from 0 to 10000086400, got 10000086401"),
+])
+def test_put_names_the_stored_column_it_refuses(column, value, said):
+    db = connect()
+    revision = put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    db.execute(f"UPDATE records SET {column}=?", (value,))
+    assert message(put, db, "orchard", "fact", "a", FACT, revision, 101, 10) == said
+    assert not db.in_transaction
+
+
+def test_put_accepts_stored_expiries_from_0_to_the_last_deadline():
+    db = connect()
+    revision = put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    db.execute("UPDATE records SET expires=0")
+    with pytest.raises(Conflict, match="expired at 0"):
+        put(db, "orchard", "fact", "a", FACT, revision, 101, 10)
+    db.execute("UPDATE records SET expires=?", (10**10 + 86400,))
+    assert put(db, "orchard", "fact", "a", FACT, revision, 101, 10) == revision + 1
+
+
+def test_a_record_at_the_last_revision_still_reports_a_conflict():
+    db = connect()
+    db.execute("UPDATE sequence SET value=?", (2**63 - 2,))
+    assert put(db, "orchard", "fact", "a", FACT, None, 100, 10) == 2**63 - 1
+    with pytest.raises(Conflict) as caught:
+        put(db, "orchard", "fact", "a", FACT, None, 101, 10)
+    assert caught.value.current == 2**63 - 1
+
+
+def test_put_without_a_counter_row_says_so():
+    db = connect()
+    db.execute("DELETE FROM sequence")
+    assert message(put, db, "orchard", "fact", "a", FACT, None, 100, 10) == (
+        "the sequence table has no counter row")
+    assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 0
+
+
+def test_a_body_that_is_not_utf8_is_refused_with_its_own_message():
+    db = connect()
+    put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    db.execute("UPDATE records SET body=CAST(? AS TEXT)", (json.dumps(FACT).encode() + b"\xff",))
+    assert message(get, db, "orchard", "fact", "a", 101) == "stored body is not valid UTF-8"
