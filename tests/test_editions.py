@@ -43,6 +43,16 @@ def test_chapter_has_three_exercises_whose_solutions_match_the_package(notebook)
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_solution_cells_carry_nbgrader_metadata(notebook):
+    # nbgrader generate_assignment refuses a solution region in a cell not marked as a solution.
+    cells = nbformat.read(notebook, as_version=4).cells
+    marked = [c.metadata.get("nbgrader", {}) for c in cells if "### BEGIN SOLUTION" in c.source]
+    assert marked and all(m.get("solution") is True and m.get("grade") is False for m in marked)
+    ids = [m["grade_id"] for m in marked]
+    assert len(set(ids)) == len(ids) and all(i.startswith(f"exercise-{int(notebook.stem[:2])}-") for i in ids)
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_instructor_edition_passes_every_check(notebook):
     checks = [printed(c) for c in nbformat.read(notebook, as_version=4).cells
               if c.cell_type == "code" and CHECK.search(c.source)]
