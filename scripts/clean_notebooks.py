@@ -1,9 +1,11 @@
-"""Remove what a run leaves in notebooks besides outputs: per-cell clock readings.
+"""Remove what a run leaves in notebooks besides outputs, and tidy the outputs it leaves.
 
     python scripts/clean_notebooks.py notebooks/0*.ipynb
 
 nbclient records when each cell started and finished in cell metadata ("execution"); those
-are wall-clock times, different on every run, so `make notebooks` strips them.
+are wall-clock times, different on every run, so `make notebooks` strips them. A cell's
+printed text can also arrive in several pieces, split wherever the kernel happened to flush;
+consecutive pieces of one stream are joined, so the stored output does not depend on timing.
 """
 import sys
 
@@ -18,6 +20,18 @@ def clean(path):
             if key in cell.metadata:
                 del cell.metadata[key]
                 changed = True
+        if cell.cell_type == "code":
+            outputs = []
+            for output in cell.outputs:
+                previous = outputs[-1] if outputs else None
+                if (output.output_type == "stream" and previous is not None
+                        and previous.output_type == "stream"
+                        and previous.name == output.name):
+                    previous.text += output.text
+                    changed = True
+                else:
+                    outputs.append(output)
+            cell.outputs = outputs
     if changed:
         nbformat.write(notebook, path)
     return changed

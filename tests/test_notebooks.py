@@ -43,3 +43,32 @@ def test_chapter_opens_with_goals_and_closes_with_limits(notebook):
     markdown = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"]
     assert "By the end of this chapter you can" in "".join(markdown[0]["source"])
     assert any("does not prove" in "".join(c["source"]) for c in markdown[-2:])
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_printed_text_is_stored_in_one_piece(notebook):
+    # Where a kernel flushes stdout is timing; make notebooks joins the pieces.
+    for cell in json.loads(notebook.read_text())["cells"]:
+        kinds = [(o["output_type"], o.get("name")) for o in cell.get("outputs", [])]
+        assert all(a != b or a[0] != "stream" for a, b in zip(kinds, kinds[1:])), kinds
+
+
+def test_clean_joins_split_streams_and_drops_clock_readings(tmp_path):
+    import nbformat
+    from importlib.util import module_from_spec, spec_from_file_location
+    spec = spec_from_file_location("clean_notebooks", ROOT / "scripts" / "clean_notebooks.py")
+    clean = module_from_spec(spec)
+    spec.loader.exec_module(clean)
+    cell = nbformat.v4.new_code_cell("print('a'); print('b')", execution_count=1)
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00Z"}
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="warning\n")]
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    assert clean.clean(path)
+    stored = nbformat.read(path, as_version=4).cells[0]
+    assert "execution" not in stored.metadata
+    assert [(o.name, o.text) for o in stored.outputs] == [("stdout", "a\nb\n"),
+                                                           ("stderr", "warning\n")]
+    assert not clean.clean(path)

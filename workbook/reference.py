@@ -2,7 +2,7 @@
 
 # %% auto #0
 __all__ = ['TENANTS', 'KINDS', 'KEYS', 'TEXTS', 'MUTANTS', 'SUITES', 'Reference', 'physical_rows', 'counter', 'outcome',
-           'random_value', 'cross_check', 'broken_copy', 'run_suite']
+           'random_value', 'cross_check', 'broken_copy', 'Verdicts', 'verdicts', 'run_suite']
 
 # %% ../notebooks/06-failure-cases-and-limits.ipynb #c06-005
 import json
@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
+import unittest
 
 from .store import connect, forget, get, purge, put
 from .validation import Conflict, identity, integer, payload
@@ -237,6 +237,7 @@ MUTANTS = {
 SUITES = ["tests/test_store.py",
           "tests/test_reference.py::test_600_operations_agree_and_cover_every_path"]
 
+
 def broken_copy(root, folder, changes):
     """Copy root's package and tests into folder, apply changes, and return folder."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -250,21 +251,52 @@ def broken_copy(root, folder, changes):
         path.write_text(source)
     return folder
 
+
+class Verdicts(unittest.TestResult):
+    """Each test's verdict: passed, assertion (a check failed) or error (anything else)."""
+
+    def __init__(self):
+        super().__init__()
+        self.verdicts = {}
+
+    def addSuccess(self, test):
+        self.verdicts[test.id()] = "passed"
+
+    def addFailure(self, test, err):
+        self.verdicts[test.id()] = "assertion"
+
+    def addError(self, test, err):
+        self.verdicts[test.id()] = "error"
+
+
+def verdicts():
+    """Run the spec's tests and a 600-operation cross-check; print the verdicts as JSON.
+
+    Meant for the copy's own process, which run_suite starts inside the copy, so that
+    `workbook` and `tests` are the copy's.
+    """
+    outcome = Verdicts()
+    unittest.defaultTestLoader.discover("tests", pattern="test_store.py",
+                                        top_level_dir="tests").run(outcome)
+    name = "cross_check(seed=0, operations=600)"
+    try:
+        cross_check(seed=0, operations=600)
+        outcome.verdicts[name] = "passed"
+    except AssertionError:
+        outcome.verdicts[name] = "assertion"
+    except Exception:
+        outcome.verdicts[name] = "error"
+    print(json.dumps(outcome.verdicts))
+
+
 def run_suite(copy):
-    """Run SUITES against the copy in a new process: {test: passed, assertion or error}."""
-    environment = dict(os.environ, PYTHONPATH=str(copy), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    report = copy / "report.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    f"--junitxml={report}", *SUITES],
-                   cwd=copy, env=environment, capture_output=True, timeout=300)
-    results = {}
-    for case in ElementTree.parse(report).iter("testcase"):
-        problems = [child for child in case if child.tag in ("failure", "error")]
-        if not problems:
-            verdict = "passed"
-        elif problems[0].tag == "failure" and problems[0].get("message", "").startswith("AssertionError"):
-            verdict = "assertion"
-        else:
-            verdict = "error"
-        results[f"{case.get('classname')}.{case.get('name')}"] = verdict
-    return results
+    """Run verdicts() in a new Python process inside the copy: {check: verdict}."""
+    environment = dict(os.environ, PYTHONPATH=str(copy))
+    done = subprocess.run([sys.executable, "-c",
+                           "from workbook.reference import verdicts; verdicts()"],
+                          cwd=copy, env=environment, capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the copy did not run: {last}")
+    return json.loads(done.stdout)
