@@ -6,6 +6,8 @@
              (bench/proposal.diff by default: a speed-up measured, not adopted),
              imported beside the real one.
 - floor:     bench.floor, the same SQL without validation or JSON.
+- json only: bench.json_only, the floor plus only the spec's JSON encoding and decoding
+             (a lower bound for any store that validates with the standard library's json).
 """
 
 import importlib
@@ -47,6 +49,10 @@ def store():
 
 def floor_impl():
     return Impl("floor", floor, raw_body=True)
+
+
+def json_only():
+    return Impl("json only", importlib.import_module("bench.json_only"))
 
 
 def reference():
@@ -102,8 +108,8 @@ def proposal(diff=DEFAULT_PROPOSAL, keep=None):
 
 
 def load(proposal_diff=DEFAULT_PROPOSAL, keep=None):
-    """floor, store, reference and (when its diff applies) proposal; plus a note."""
-    impls = [floor_impl(), store(), reference()]
+    """floor, store, reference, json only and (when its diff applies) proposal; plus a note."""
+    impls = [floor_impl(), store(), reference(), json_only()]
     note = None
     if proposal_diff:
         try:
