@@ -38,7 +38,7 @@ mutate: venv
 export: venv
 	PYTHON=$(PY) scripts/export
 
-# Re-execute every chapter in place, refreshing the outputs nbval compares against.
+# Re-execute every chapter and the appendix in place, refreshing the outputs nbval compares against.
 notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 	$(PY) scripts/clean_notebooks.py notebooks/*.ipynb

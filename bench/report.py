@@ -82,6 +82,22 @@ def verdict_table(results):
     return lines
 
 
+def readme_table(results):
+    """The short target table the README quotes (tests/test_bench_record.py compares them)."""
+    values = target_values(results)
+    lines = ["| target | limit | store | JSON alone (bound) | verdict |",
+             "|---|---:|---:|---:|---|"]
+    for label, kind, op, where, limit in TARGETS:
+        row = values[label]
+        if kind == "growth" and "growth" in results:
+            label = label.replace("the largest table",
+                                  f"{results['growth']['sizes'][-1]:,} rows")
+        cells = [x(row[i]) if i in row else "–" for i in ("store", "json only")]
+        lines.append(f"| {label} | ≤ {limit}× | " + " | ".join(cells)
+                     + f" | {verdict(row.get('store'), limit)} |")
+    return lines
+
+
 def growth_note(growth):
     """Growth ratios compare each implementation with itself; say what that hides."""
     curves, last = growth["curves"], growth["sizes"][-1]

@@ -27,7 +27,9 @@ NETWORK = re.compile(r"^\s*(https?:)?//", re.I)
 
 
 def chapters(notebooks=ROOT / "notebooks"):
-    return sorted(Path(notebooks).glob("[0-9][0-9]-*.ipynb"))
+    """The six chapters in order, then the appendix."""
+    return (sorted(Path(notebooks).glob("[0-9][0-9]-*.ipynb"))
+            + sorted(Path(notebooks).glob("appendix-*.ipynb")))
 
 
 def static_outputs(nb):

@@ -27,7 +27,8 @@ TINY = {"put": (3, 10), "get": (3, 10), "forget": (3, 10), "purge": (3, 10)}
 
 @pytest.fixture(scope="module")
 def contenders():
-    return {i.name: i for i in (impls.floor_impl(), impls.store(), impls.reference())}
+    return {i.name: i for i in (impls.floor_impl(), impls.store(), impls.reference(),
+                                impls.json_only())}
 
 
 def traced(bench):
@@ -44,17 +45,21 @@ def test_floor_runs_the_store_sql_and_leaves_the_same_rows(contenders):
             for b in benches.values():
                 assert getattr(b, f"prepare_{op}")(r, 6)() == 6
     snapshots = {name: workload.snapshot(b.db) for name, b in benches.items()}
-    assert snapshots["floor"] == snapshots["store"] == snapshots["reference"]
+    assert (snapshots["floor"] == snapshots["store"] == snapshots["reference"]
+            == snapshots["json only"])
     rows, sequence = snapshots["store"]
     assert len(rows) == overhead.BASE_ROWS + overhead.SLOTS   # forgets/purges undid lays
     assert sequence == [(1, overhead.SLOTS + 2 * 6)]   # first puts, then 2 batches of 6
     # Same statements, in the same order (the lays before forget/purge batches included).
-    assert logs["floor"] == logs["store"]
+    assert logs["floor"] == logs["store"] == logs["json only"]
     floor_db, store_db = benches["floor"].db, benches["store"].db
     row = contenders["floor"].get(floor_db, "orchard", "fact", "k0", workload.NOW)
     record = contenders["store"].get(store_db, "orchard", "fact", "k0", workload.NOW)
     assert (record["revision"], record["expires"]) == row[:2]
     assert record["value"] == json.loads(row[-1]) == workload.FACT
+    bound = contenders["json only"].get(benches["json only"].db, "orchard", "fact", "k0",
+                                        workload.NOW)
+    assert bound == record   # the bound returns what the store returns, with no checks
     for b in benches.values():
         b.close()
 
@@ -238,7 +243,8 @@ def test_make_bench_measures_the_proposal_by_default():
         for folder in keep:
             folder.cleanup()
     assert note is None
-    assert [c.name for c in contenders] == ["floor", "store", "reference", "proposal"]
+    assert [c.name for c in contenders] == ["floor", "store", "reference", "json only",
+                                            "proposal"]
 
 
 def test_report_files(tmp_path):

@@ -82,7 +82,8 @@ def test_chapter_page_holds_headings_tables_and_images(built, notebook):
              for h in page.find_all(re.compile(r"^h[1-6]$"))]
     for heading in headings(nb):
         assert " ".join(heading.split()) in shown, heading
-    assert page.title.get_text().startswith(f"Chapter {int(notebook.stem[:2])}")
+    title = "Appendix" if notebook.stem.startswith("appendix") else f"Chapter {int(notebook.stem[:2])}"
+    assert page.title.get_text().startswith(title)
     assert len(page.find_all("table")) >= expected_tables(nb)
     pictures = [img for img in page.find_all("img")
                 if img.get("src", "").startswith("data:image/png;base64,")]

@@ -1,4 +1,4 @@
-"""The committed chapters are executed, in order, and hold nothing machine-specific."""
+"""The committed chapters and the appendix are executed, in order, and hold nothing machine-specific."""
 import json
 import re
 from pathlib import Path
@@ -7,15 +7,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+APPENDIX = ROOT / "notebooks" / "appendix-costs.ipynb"
+NOTEBOOKS = CHAPTERS + [APPENDIX]
 VOLATILE = re.compile(r"/(tmp|root|home|work|Users)/|0x[0-9a-f]{6,}|\d{4}-\d\d-\d\dT\d\d:\d\d"
                       r"|\d+(\.\d+)? ?(ms|seconds|µs)\b")
 
 
-def test_six_chapters():
+def test_six_chapters_and_an_appendix():
     assert [p.name[:3] for p in CHAPTERS] == ["01-", "02-", "03-", "04-", "05-", "06-"]
+    assert sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")) == sorted(
+        p.name for p in NOTEBOOKS)
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_chapter_was_executed_top_to_bottom(notebook):
     # nbval compares only the outputs a notebook stores: an unexecuted notebook would pass it.
     cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
@@ -23,7 +27,7 @@ def test_chapter_was_executed_top_to_bottom(notebook):
     assert sum(1 for c in cells if c["outputs"]) >= len(cells) // 3
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_outputs_hold_no_paths_addresses_or_clock_readings(notebook):
     for cell in json.loads(notebook.read_text())["cells"]:
         for output in cell.get("outputs", []):
@@ -32,20 +36,20 @@ def test_outputs_hold_no_paths_addresses_or_clock_readings(notebook):
             assert not VOLATILE.search(shown), (notebook.name, VOLATILE.search(shown)[0])
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_cells_carry_no_run_timestamps(notebook):
     for cell in json.loads(notebook.read_text())["cells"]:
         assert not {"execution", "ExecuteTime"} & set(cell["metadata"]), "run make notebooks"
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_chapter_opens_with_goals_and_closes_with_limits(notebook):
     markdown = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"]
-    assert "By the end of this chapter you can" in "".join(markdown[0]["source"])
+    assert re.search(r"By the end of this (chapter|appendix) you can", "".join(markdown[0]["source"]))
     assert any("does not prove" in "".join(c["source"]) for c in markdown[-2:])
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_printed_text_is_stored_in_one_piece(notebook):
     # Where a kernel flushes stdout is timing; make notebooks joins the pieces.
     for cell in json.loads(notebook.read_text())["cells"]:
