@@ -46,12 +46,3 @@ def test_to_key():
     assert q3.verdict(None).status == "not attempted"
     assert q3.verdict("run-a").status == "not yet"
 
-
-def test_verdicts_read_as_one_sentence(capsys):
-    q1.check(None)
-    q1.hint()
-    q1.hint(2)
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("Exercise 1.1: not attempted.")
-    assert out[1].startswith("Exercise 1.1, hint 1 of 2:") and out[1].endswith("(q1.hint(2) for more)")
-    assert out[2].startswith("Exercise 1.1, hint 2 of 2:")

@@ -102,12 +102,3 @@ def test_prediction():
     assert "five entries" in q3.verdict([500, None]).sentence
     assert q3.verdict(None).status == "not attempted"
 
-
-def test_verdicts_read_as_one_sentence(capsys):
-    q2.check(None)
-    q2.hint()
-    q2.hint(2)
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("Exercise 2.2: not attempted.")
-    assert out[1].startswith("Exercise 2.2, hint 1 of 2:") and out[1].endswith("(q2.hint(2) for more)")
-    assert out[2].startswith("Exercise 2.2, hint 2 of 2:")
