@@ -249,7 +249,7 @@ def broken_copy(root, folder, changes):
         path.write_text(source)
     return folder
 
-
+# %% ../notebooks/06-failure-cases-and-limits.ipynb #c06-015b
 class Verdicts(unittest.TestResult):
     """Each test's verdict: passed, assertion (a check failed) or error (anything else)."""
 
