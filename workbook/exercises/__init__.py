@@ -44,6 +44,7 @@ class Exercise:
     checker: object         # checker(answer) -> praise sentence; raises NotYet
     hints: list = field(default_factory=list)
     answer: str = ""        # the worked solution, as code
+    points: int = 1         # what a correct answer earns in a gradebook (make grade and nbgrader)
 
     def verdict(self, answer=None):
         if answer is None or answer is Ellipsis:
