@@ -102,3 +102,35 @@ def test_prediction():
     assert "five entries" in q3.verdict([500, None]).sentence
     assert q3.verdict(None).status == "not attempted"
 
+
+
+def test_read_state_must_bind_its_values():
+    def answer_with(select):
+        def read_state(db, tenant, kind, key, now):
+            if get(db, tenant, kind, key, now) is not None:
+                return "visible"
+            return "expired" if select(db, tenant, kind, key) is not None else "absent"
+        return read_state
+
+    f_string = answer_with(lambda db, tenant, kind, key: db.execute(
+        f"SELECT 1 FROM records WHERE tenant='{tenant}' AND kind='{kind}' AND key='{key}'").fetchone())
+    percent = answer_with(lambda db, tenant, kind, key: db.cursor().execute(
+        "SELECT 1 FROM records WHERE tenant=? AND kind=? AND key='%s'" % key, (tenant, kind)).fetchone())
+    named = answer_with(lambda db, tenant, kind, key: db.execute(
+        "SELECT 1 FROM records WHERE tenant=:t AND kind=:k AND key=:n",
+        {"t": tenant, "k": kind, "n": key}).fetchone())
+    pasted = q2.verdict(f_string)
+    assert pasted.status == "not yet"
+    assert pasted.sentence == ("your SQL text contains the value 'orchard' itself; pass every value "
+                               "as a ? placeholder with a tuple of parameters, as get does.")
+    assert "contains the value 'tea' itself" in q2.verdict(percent).sentence
+    assert q2.verdict(named).correct  # named placeholders bind values too
+
+
+def test_compare_runs_the_sequence_once_there_is_a_prediction(capsys):
+    q3.compare(None)
+    assert "make your prediction first" in capsys.readouterr().out
+    q3.compare([1, 2, 3, 4, 5])
+    assert capsys.readouterr().out.splitlines() == [
+        "you predicted:      [1, 2, 3, 4, 5]",
+        "the sequence shows: [500, None, 105, None, None]"]

@@ -46,6 +46,9 @@ def differences(copy):
         fresh = copy / "workbook" / f"{name}.py"
         if not committed.exists() or committed.read_text() != fresh.read_text():
             changed.append(name)
+    answers = Path("exercises") / "answers.json"  # the worked answers, copied from the chapters
+    if (ROOT / "workbook" / answers).read_text() != (copy / "workbook" / answers).read_text():
+        changed.append(str(answers))
     before = {p.relative_to(ROOT / "workbook") for p in (ROOT / "workbook").rglob("*.py")}
     after = {p.relative_to(copy / "workbook") for p in (copy / "workbook").rglob("*.py")}
     strays = sorted(p.name for p in (copy / "notebooks").iterdir()) != \
@@ -67,3 +70,14 @@ def test_an_edited_but_unexported_cell_is_caught(tmp_path):
         path.write_text(json.dumps(notebook))
 
     assert differences(fresh_export(tmp_path, edit_first_export_cell)) == ["validation"]
+
+
+def test_an_edited_but_unexported_answer_is_caught(tmp_path):
+    def edit_first_answer(copy):
+        path = copy / "notebooks" / "01-purpose-and-validation.ipynb"
+        notebook = json.loads(path.read_text())
+        cell = next(c for c in notebook["cells"] if "### END SOLUTION" in "".join(c["source"]))
+        cell["source"] = "".join(cell["source"]).replace("### END SOLUTION", "# edited\n### END SOLUTION")
+        path.write_text(json.dumps(notebook))
+
+    assert differences(fresh_export(tmp_path, edit_first_answer)) == ["exercises/answers.json"]

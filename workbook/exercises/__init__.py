@@ -2,23 +2,142 @@
 
 In a chapter:
 
-    from workbook.exercises.ch1 import q1
-    q1.check(my_answer)   # Exercise 1.1: correct. ...  |  not yet: ...  |  not attempted ...
+    from workbook.exercises.ch1 import q1, ____
+    wide_fact = ____      # the blank to replace with your answer
+    q1.check(wide_fact)   # Exercise 1.1: correct: ...  |  not yet: ...  |  not attempted. ...
     q1.hint()             # the first hint; q1.hint(2) the next one
-    q1.solution()         # the worked answer (hidden when WORKBOOK_HIDE_SOLUTIONS=1)
+    q1.solution()         # a worked answer (hidden when WORKBOOK_HIDE_SOLUTIONS=1)
 
-A checker runs the learner's answer against the real store. It raises NotYet with one
-sentence when the answer is wrong; anything else the learner's code raises becomes a
-one-sentence verdict too, never a traceback.
+A checker runs the learner's answer against the real store, under a time limit. It raises
+NotYet with one sentence when the answer is wrong; anything else the learner's code raises,
+a loop that never ends and an interrupt all become a one-sentence verdict too, never a
+traceback.
+
+The worked answers are not attributes of an exercise: `make export` copies them out of the
+chapters' solution cells into answers.json, and solution() reads that file when asked. That
+keeps them off the screen (no repr, tab completion or error shows them), but hidden is not
+secret: anyone can open the file.
 """
+import base64
+import functools
+import json
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
+from importlib import resources
 
-__all__ = ["Exercise", "NotYet", "Verdict"]
+__all__ = ["Exercise", "NotYet", "Verdict", "____"]
+
+SECONDS = 5  # the default time limit of one check; WORKBOOK_CHECK_SECONDS changes it
 
 
 class NotYet(Exception):
     """Raised by a checker: the answer runs but is not right yet; the message says why."""
+
+
+class NotAttempted(BaseException):
+    """A learner's function returned ____: not written yet. A BaseException, so that a checker
+    or an answer catching Exception passes it on."""
+
+
+class OutOfTime(BaseException):
+    """The check's time limit passed. A BaseException, so `except Exception` cannot swallow it."""
+
+
+class Placeholder:
+    """The blank ____ that an exercise cell asks the learner to replace."""
+
+    _the_one = None
+
+    def __new__(cls):
+        if cls._the_one is None:
+            cls._the_one = super().__new__(cls)
+        return cls._the_one
+
+    def __repr__(self):
+        return "____"
+
+
+____ = Placeholder()
+
+
+def holds_placeholder(value, depth=0):
+    """Whether ____ is the answer or sits somewhere inside a list, tuple, set or dict of it."""
+    if value is ____:
+        return True
+    if depth > 20:
+        return False
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(holds_placeholder(item, depth + 1) for item in value)
+    return False
+
+
+def unless_blank(function):
+    """The learner's function, refusing to count a call that still returns the placeholder."""
+    @functools.wraps(function)
+    def called(*args, **kwargs):
+        result = function(*args, **kwargs)
+        if holds_placeholder(result):
+            raise NotAttempted()
+        return result
+    return called
+
+
+def time_limit():
+    """The limit in seconds: WORKBOOK_CHECK_SECONDS if it is a positive number, else SECONDS."""
+    try:
+        seconds = float(os.environ.get("WORKBOOK_CHECK_SECONDS", SECONDS))
+    except ValueError:
+        return SECONDS
+    return seconds if seconds > 0 else SECONDS
+
+
+def within(seconds, function, *args):
+    """Run function(*args), raising OutOfTime if it is still running after `seconds`.
+
+    In the main thread (a notebook cell) an alarm signal interrupts the learner's code where it
+    is. Elsewhere (no signals in threads, or no SIGALRM on Windows) the call runs in a daemon
+    thread and the check stops waiting for it; the runaway thread is left behind.
+    """
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def expire(signum, frame):
+            raise OutOfTime()
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return function(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as error:  # carried back to the caller's thread
+            outcome["error"] = error
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise OutOfTime()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def plural(seconds):
+    return f"{seconds:g} second" + ("" if seconds == 1 else "s")
+
+
+@functools.cache
+def answers():
+    """Exercise number -> worked answer, decoded from answers.json (written by make export)."""
+    stored = json.loads(resources.files(__name__).joinpath("answers.json").read_text())
+    return {number: base64.b64decode(code).decode("utf-8") for number, code in stored.items()}
 
 
 @dataclass(frozen=True)
@@ -37,33 +156,58 @@ class Verdict:
         return self.status == "correct"
 
 
+BLANK = "Replace the ____ with your answer, run that cell, then run this check again."
+STUB = "Your function still raises NotImplementedError; write its body first."
+
+
 @dataclass
 class Exercise:
     number: str             # "1.1": chapter and exercise
     task: str               # one sentence: what to produce
     checker: object         # checker(answer) -> praise sentence; raises NotYet
     hints: list = field(default_factory=list)
-    answer: str = ""        # the worked solution, as code
     points: int = 1         # what a correct answer earns in a gradebook (make grade and nbgrader)
+    seconds: float = None   # this check's time limit, if it needs more than the default
+    reveal: object = field(default=None, repr=False)  # reveal(answer): shown once attempted
 
-    def verdict(self, answer=None):
-        if answer is None or answer is Ellipsis:
-            return Verdict(self.number, "not attempted",
-                           "Replace the placeholder with your answer, run the cell, then check again.")
+    def verdict(self, answer=None, seconds=None):
+        if answer is None or answer is Ellipsis or holds_placeholder(answer):
+            return Verdict(self.number, "not attempted", BLANK)
+        if callable(answer):
+            answer = unless_blank(answer)
+        limit = seconds or self.seconds or time_limit()
         try:
-            praise = self.checker(answer)
+            praise = within(limit, self.checker, answer)
         except NotYet as reason:
             return Verdict(self.number, "not yet", str(reason))
-        except NotImplementedError:
+        except NotAttempted:
             return Verdict(self.number, "not attempted",
-                           "Your function still raises NotImplementedError; write its body first.")
+                           "Your function still returns ____; replace that line with your code.")
+        except NotImplementedError:
+            return Verdict(self.number, "not attempted", STUB)
+        except OutOfTime:
+            return Verdict(self.number, "not yet",
+                           f"your answer was still running after {plural(limit)}, this check's "
+                           "time limit; look for a loop that never ends.")
+        except KeyboardInterrupt:
+            return Verdict(self.number, "not yet",
+                           "the check was interrupted before your answer finished; run it again "
+                           f"and it stops by itself after {plural(limit)}.")
         except Exception as error:  # the learner's code failed: say how, without a traceback
             return Verdict(self.number, "not yet",
                            f"running your answer raised {type(error).__name__}: {error}")
         return Verdict(self.number, "correct", praise)
 
-    def check(self, answer=None):
-        print(self.verdict(answer))
+    def check(self, answer=None, seconds=None):
+        print(self.verdict(answer, seconds))
+
+    def compare(self, answer=None):
+        """Show the real outcome beside a prediction, once there is a prediction to compare."""
+        if answer is None or answer is Ellipsis or holds_placeholder(answer):
+            print(f"Exercise {self.number}: make your prediction first; this cell then shows "
+                  "the real outcome beside it.")
+            return None
+        return self.reveal(answer)
 
     def hint(self, level=1):
         if not self.hints:
@@ -78,4 +222,4 @@ class Exercise:
         if os.environ.get("WORKBOOK_HIDE_SOLUTIONS") == "1":
             print(f"Exercise {self.number}: solutions are hidden in this edition; ask your instructor.")
             return
-        print(f"Exercise {self.number}, a solution:\n\n{self.answer.strip()}")
+        print(f"Exercise {self.number}, a solution:\n\n{answers()[self.number].strip()}")

@@ -70,25 +70,15 @@ def check_to_key(to_key):
 q1 = Exercise(
     "1.1", "Write a fact within the character limits but over the byte limit.", check_wide_fact,
     hints=["The limit is on json.dumps(value, sort_keys=True, ensure_ascii=True), in bytes.",
-           "With ensure_ascii=True, 'é' is written as the six characters \\u00e9."],
-    answer='wide_fact = {"schema": 1, "text": "\\u00e9" * 200, "source": "\\u00e9" * 200,\n'
-           '             "reviewed": False}')
+           "With ensure_ascii=True, 'é' is written as the six characters \\u00e9."],)
 
 q2 = Exercise(
     "1.2", "Write the longest eight-item checkpoint that payload accepts.", check_full_checkpoint,
     hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings.",
-           "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length."],
-    answer='empty = json.dumps({"schema": 1, "step": 2, "items": [""] * 8}, sort_keys=True, ensure_ascii=True)\n'
-           'length = (MAX_BYTES - len(empty)) // 8\n'
-           'full_checkpoint = {"schema": 1, "step": 2, "items": ["x" * length] * 8}')
+           "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length."])
 
 q3 = Exercise(
     "1.3", "Write to_key(title) that turns any title into a valid key.", check_to_key,
     hints=["re.sub(r'[^a-z0-9]+', '-', title.lower()) does most of the work.",
            "Then strip hyphens at the ends, add a letter prefix when the key does not start "
-           "with a letter, and cut it to 32 characters."],
-    answer='def to_key(title):\n'
-           '    key = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")\n'
-           '    if not key[:1].isalpha():\n'
-           '        key = "run-" + key\n'
-           '    return key[:32].rstrip("-")')
+           "with a letter, and cut it to 32 characters."])

@@ -1,4 +1,6 @@
 """Chapter 2 exercises: the exclusive deadline, visible versus present, predicting get."""
+import re
+
 from workbook.exercises import Exercise, NotYet
 from workbook.records import connect, get
 from workbook.validation import kind_of, payload
@@ -113,14 +115,48 @@ def state_store():
     return db
 
 
+class Watched:
+    """A connection that keeps the text of every statement it is given, and runs it as usual."""
+
+    def __init__(self, db):
+        self.db = db
+        self.statements = []
+
+    def execute(self, sql, *parameters):
+        self.statements.append(sql)
+        return self.db.execute(sql, *parameters)
+
+    def cursor(self):
+        cursor = Watched(self.db.cursor())
+        cursor.statements = self.statements  # one list: a cursor's statements count too
+        return cursor
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+def pasted(statements, values):
+    """The first value that appears literally in a statement's SQL text, if any."""
+    for sql in statements:
+        for value in values:
+            if re.search(rf"(?<![\w-]){re.escape(str(value))}(?![\w-])", sql):
+                return value
+    return None
+
+
 def check_read_state(read_state):
     if not callable(read_state):
         raise NotYet("read_state should be a function taking db, tenant, kind, key and now.")
     db = state_store()
     before = table(db)
     for (tenant, kind, key, now), expected in STATES:
-        answer = read_state(db, tenant, kind, key, now)
+        watched = Watched(db)
+        answer = read_state(watched, tenant, kind, key, now)
         unchanged(db, before, "read_state")
+        value = pasted(watched.statements, (tenant, kind, key, now))
+        if value is not None:
+            raise NotYet(f"your SQL text contains the value {value!r} itself; pass every value "
+                         "as a ? placeholder with a tuple of parameters, as get does.")
         if answer not in ("visible", "expired", "absent"):
             got = repr(answer) if isinstance(answer, str) else kind_of(answer)
             raise NotYet(f"return 'visible', 'expired' or 'absent', got {got}.")
@@ -178,29 +214,24 @@ q1 = Exercise(
     "the record.", check_last_visible,
     hints=["get returns the record's expires; the query keeps a row while expires > now.",
            "If get at start returns None, return None; otherwise the answer is one less than "
-           "the expires it returned."],
-    answer='def last_visible(db, tenant, kind, key, start):\n'
-           '    record = get(db, tenant, kind, key, start)\n'
-           '    if record is None:\n'
-           '        return None\n'
-           '    return record["expires"] - 1')
+           "the expires it returned."])
 
 q2 = Exercise(
     "2.2", "Write read_state(db, tenant, kind, key, now) returning 'visible', 'expired' or "
     "'absent'.", check_read_state,
     hints=["Ask get first: if it returns the record, the answer is 'visible'.",
            "Otherwise SELECT from records by tenant, kind and key with ? placeholders and no "
-           "condition on expires: a row means 'expired', no row means 'absent'."],
-    answer='def read_state(db, tenant, kind, key, now):\n'
-           '    if get(db, tenant, kind, key, now) is not None:\n'
-           '        return "visible"\n'
-           '    present = db.execute("SELECT 1 FROM records WHERE tenant=? AND kind=? AND key=?",\n'
-           '                         (tenant, kind, key)).fetchone()\n'
-           '    return "expired" if present is not None else "absent"')
+           "condition on expires: a row means 'expired', no row means 'absent'."])
+
+def show_run(predicted):
+    """The sequence, run for real, printed under the learner's prediction."""
+    print(f"you predicted:      {predicted}")
+    print(f"the sequence shows: {run_sequence()}")
+
 
 q3 = Exercise(
     "2.3", "Predict the list the sequence's last line prints.", check_prediction,
+    reveal=show_run,
     hints=["The fact is written at 100 with ttl 5, so expires is 105; get keeps it while "
            "expires > now.",
-           "a is a dict that belongs to you: changing it never touches the database."],
-    answer="predicted = [500, None, 105, None, None]")
+           "a is a dict that belongs to you: changing it never touches the database."])

@@ -335,26 +335,14 @@ q1 = Exercise(
     hints=["Read with get, compute the new count from the value you read, and put it with the "
            "revision you read as expected.",
            "Wrap read, compute and put in `for _ in range(5):`; on Conflict, `continue` "
-           "so the next attempt rereads. After the loop, raise Conflict."],
-    answer='def increment(db, now):\n'
-           '    for _ in range(5):\n'
-           '        record = get(db, "orchard", "fact", "visits", now)\n'
-           '        value = record["value"]\n'
-           '        value["text"] = str(int(value["text"]) + 1)\n'
-           '        try:\n'
-           '            return put(db, "orchard", "fact", "visits", value,\n'
-           '                       record["revision"], now, 60)\n'
-           '        except Conflict:\n'
-           '            continue\n'
-           '    raise Conflict("visits: gave up after 5 attempts")')
+           "so the next attempt rereads. After the loop, raise Conflict."])
 
 q2 = Exercise(
     "3.2", "Predict the outcome of each put in show_steps().", check_predictions,
     hints=["Three questions for each step: does a physical row exist for this exact tenant, kind "
            "and key? Has its deadline (now+ttl of its last write) passed? Does expected equal its "
            "revision (None when there is no row)?",
-           "Only a successful put takes a number from the sequence; a Conflict takes none."],
-    answer='predictions = [1, "Conflict", 2, 3, "Conflict", "Conflict", 4, "Conflict", 5]')
+           "Only a successful put takes a number from the sequence; a Conflict takes none."])
 
 q3 = Exercise(
     "3.3", "Write create_fresh that purges an expired row of one identity, creates it, and "
@@ -362,10 +350,4 @@ q3 = Exercise(
     hints=["A DELETE whose WHERE names tenant, kind and key, and also `expires<=?` with now, "
            "removes the row only when it has expired.",
            "Then put with expected=None: it creates when the row is gone, and raises Conflict "
-           "when a live row is still there."],
-    answer='def create_fresh(db, tenant, kind, key, value, now, ttl):\n'
-           '    identity(tenant, kind, key)\n'
-           '    db.execute("""DELETE FROM records\n'
-           '        WHERE tenant=? AND kind=? AND key=? AND expires<=?""",\n'
-           '        (tenant, kind, key, now))\n'
-           '    return put(db, tenant, kind, key, value, None, now, ttl)')
+           "when a live row is still there."])

@@ -268,30 +268,18 @@ q1 = Exercise(
     check_purge_job,
     hints=["Call purge once per tenant; it returns how many rows it removed.",
            "Build one dict per tenant from values you already hold (the operation name, now, the "
-           "tenant, the count); never read a row to put it in the report."],
-    answer='def purge_job(db, tenants, now):\n'
-           '    report = []\n'
-           '    for tenant in tenants:\n'
-           '        count = purge(db, tenant, now)\n'
-           '        report.append({"operation": "purge", "time": now, "tenant": tenant, "count": count})\n'
-           '    return report')
+           "tenant, the count); never read a row to put it in the report."])
 
 q2 = Exercise(
     "4.2", "Write forget_current(db, tenant, kind, key, now) that forgets the current revision honestly.",
     check_forget_current,
     hints=["Read the record with get to learn its revision, then forget exactly that revision.",
            "forget already refuses when the revision has changed; return what it returns, and "
-           "do not read again and retry."],
-    answer='def forget_current(db, tenant, kind, key, now):\n'
-           '    record = get(db, tenant, kind, key, now)\n'
-           '    if record is None:\n'
-           '        return False\n'
-           '    return forget(db, tenant, kind, key, record["revision"])')
+           "do not read again and retry."])
 
 q3 = Exercise(
     "4.3", f"Predict the rows present after PLAN and purge({PURGE_TENANT!r}, {PURGE_NOW}).",
     check_prediction,
     hints=["Each put sets the deadline to time + ttl; a later put on the same identity replaces it.",
            f"purge removes rows of {PURGE_TENANT} only, with deadline <= {PURGE_NOW}; a forgotten "
-           "row is gone already; an expired row of another tenant is still present."],
-    answer='remaining = {("harbour", "fact", "a"), ("orchard", "fact", "b"), ("orchard", "fact", "c")}')
+           "row is gone already; an expired row of another tenant is still present."])

@@ -6,7 +6,8 @@ import pandas as pd
 
 from workbook.exercises import Exercise, NotYet
 from workbook.store import connect, get, put
-from workbook.timeline import Forget, Get, Purge, Put, describe, fact, intervals, observe
+from workbook.timeline import (Forget, Get, Purge, Put, describe, fact, intervals, observe,
+                               plot_timeline)
 
 
 def table(scenario):
@@ -252,15 +253,19 @@ def check_send_once(send_once):
 
 # ---------------------------------------------------------------- the exercises
 
+def draw_run(predicted):
+    """PREDICT run for real and drawn as a timeline, titled with the learner's prediction."""
+    return plot_timeline(observe(PREDICT), title=f"Exercise 5.1 as it ran (you predicted {predicted})")
+
+
 q1 = Exercise(
     "5.1", "Predict the visible intervals of PREDICT as a list of (start, end) tuples.",
-    check_prediction,
+    check_prediction, reveal=draw_run,
     hints=["An interval [start, end) starts with a successful put and ends at the first tick "
            "get returns None. A put with expected 'current' rewrites the note and sets a new "
            "deadline, now + ttl.",
            "Two puts succeed before the purge and one after it. Which event ends the second "
-           "interval first: its deadline or the forget?"],
-    answer="visible = [(100, 109), (111, 113)]")
+           "interval first: its deadline or the forget?"])
 
 q2 = Exercise(
     "5.2", f"Write a scenario in which a fact is present but hidden for exactly {GAP} ticks "
@@ -268,13 +273,7 @@ q2 = Exercise(
     hints=["A fact written at now with ttl t is hidden from now + t on; it stays present until "
            "a purge at or after that tick.",
            "Put(100, 'orchard', 'fact', 'gap', fact(), expected=None, ttl=5) is hidden from 105. "
-           "When must the purge come?"],
-    answer='gap_scenario = [\n'
-           '    Put(100, "orchard", "fact", "gap", fact(), expected=None, ttl=5),\n'
-           '    Get(104, "orchard", "fact", "gap"),\n'
-           '    Get(105, "orchard", "fact", "gap"),\n'
-           '    Purge(108, "orchard"),\n'
-           ']')
+           "When must the purge come?"])
 
 q3 = Exercise(
     "5.3", "Write send_once(db, mailer, now): record the intent in the checkpoint before the "
@@ -282,19 +281,4 @@ q3 = Exercise(
     hints=["Three states: step 0 (nothing done), step 1 (intent recorded, outcome unknown), "
            "step 2 (send confirmed). Only step 0 may lead to a send.",
            "At step 0: put step 1, then call mailer.send, then put step 2 with the revision the "
-           "first put returned. At step 1 or 2, return without sending or writing."],
-    answer='def send_once(db, mailer, now):\n'
-           '    record = get(db, "orchard", "checkpoint", "notify", now)\n'
-           '    if record is None:\n'
-           '        raise LookupError("checkpoint absent or expired")\n'
-           '    value = record["value"]\n'
-           '    if value["step"] > 0:\n'
-           '        return record["revision"]  # 1: outcome unknown, 2: sent; neither sends again\n'
-           '    value["step"] = 1\n'
-           '    value["items"].append("send-intended")\n'
-           '    revision = put(db, "orchard", "checkpoint", "notify", value,\n'
-           '                   record["revision"], now, 60)\n'
-           '    mailer.send("weekly-summary")\n'
-           '    value["step"] = 2\n'
-           '    value["items"].append("sent")\n'
-           '    return put(db, "orchard", "checkpoint", "notify", value, revision, now, 60)')
+           "first put returned. At step 1 or 2, return without sending or writing."])
