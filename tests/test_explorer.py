@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import pytest
 
-from workbook.explorer import Explorer, State, explore, state_at
+from workbook.explorer import CURSOR_WIDTH, FUTURE_ALPHA, Explorer, State, explore, state_at
 from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.timeline import (
     Clock, Forget, Get, Purge, Put, Reopen, checkpoint, clock_backwards_scenario, demo_scenario,
@@ -72,14 +72,15 @@ def shown_rows(state):
 def test_every_slider_position_shows_what_the_store_says(make, tmp_path):
     run = observe(make())
     explorer = explore(run)
-    assert (explorer.slider.min, explorer.slider.max) == (0, len(run.operations) - 1)
+    assert (explorer.slider.min, explorer.slider.max) == (1, len(run.operations))
     expected = list(replay(run.operations, tmp_path))
     images = set()
     # forwards, then backwards: the callback must not depend on where the slider came from
     orders = list(range(len(run.operations)))
     for order in orders + orders[::-1]:
-        explorer.slider.value = order
+        explorer.slider.value = order + 1  # the slider counts steps from 1
         state = explorer.state
+        assert explorer.order == order and state.step == order + 1
         time, gets, rows = expected[order]
         assert state == state_at(run, order)
         assert explorer.table.value == state.to_html()
@@ -98,7 +99,7 @@ def test_every_slider_position_shows_what_the_store_says(make, tmp_path):
 def test_hidden_but_present_at_108_in_the_demo():
     run = observe(demo_scenario())
     state = state_at(run, 10)  # the get at 108, before the purge
-    assert state.header() == ("order 10 of 12 · now = 108 · "
+    assert state.header() == ("step 11 of 13 · now = 108 · "
                               "get orchard / fact / preference → None")
     assert state.rows.values.tolist() == [["orchard / checkpoint / run-a", 3, 162, "visible"],
                                           ["orchard / fact / preference", 4, 108, "hidden"]]
@@ -115,14 +116,14 @@ def test_clock_pass_is_named_and_the_cursor_follows_it():
     explorer = explore(run)
     numbers = passes(run)
     for order in range(len(run.operations)):
-        explorer.slider.value = order
+        explorer.slider.value = order + 1
         bands = [patch for patch in explorer.cursor.figure.findobj(matplotlib.patches.Rectangle)
                  if (patch.get_gid() or "").startswith("cursor_")]
         assert len(bands) == 2  # one per clock pass
         shown = [patch for patch in bands if patch.get_visible()]
         assert [patch.get_gid() for patch in shown] == [f"cursor_{numbers[order]}"]
         middle = shown[0].get_x() + shown[0].get_width() / 2
-        assert middle == run.operations[order].time
+        assert abs(middle - run.operations[order].time) < CURSOR_WIDTH / 2  # within its tick
     assert "(clock pass 2)" in state_at(run, 4).header()
     assert "clock pass" not in state_at(run, 2).header()
 
@@ -131,7 +132,7 @@ def test_the_current_operation_is_enlarged_and_the_others_are_not():
     run = observe(demo_scenario())
     explorer = explore(run)
     for order in (0, 6, 11):
-        explorer.slider.value = order
+        explorer.slider.value = order + 1
         for at, found in explorer.cursor.markers.items():
             for line, size, width in found:
                 if line.get_marker() in ("None", None, ""):
@@ -157,7 +158,7 @@ def test_static_fallback_is_deterministic_and_holds_no_ids():
     assert base64.b64decode(one["image/png"]).startswith(b"\x89PNG")
     assert "run the notebook and move the slider" in one["text/html"]
     assert "<script" not in one["text/html"] and " id=" not in one["text/html"]
-    assert repr(first) == "<time explorer at order 3 of 5>"
+    assert repr(first) == "<time explorer at step 4 of 6>"
 
 
 def test_no_fact_text_anywhere():
@@ -174,7 +175,7 @@ def test_the_widget_is_what_the_browser_test_looks_for():
     assert isinstance(explorer, Explorer)
     assert "workbook-explorer" in explorer._dom_classes
     assert explorer.children == (explorer.slider, explorer.table, explorer.image)
-    assert explorer.slider.description == "order"
+    assert explorer.slider.description == "step"
 
 
 def test_state_at_refuses_an_order_outside_the_run():
@@ -197,3 +198,40 @@ def test_a_scenario_with_a_rejected_write_and_a_reopen(tmp_path):
                                                         ["hidden"]]
     for state, (time, gets, rows) in zip(states, replay(run.operations, tmp_path)):
         assert shown_rows(state) == [tuple(row) for row in rows]
+
+
+def test_the_cursor_moves_for_every_step_even_within_one_tick():
+    run = observe(demo_scenario())  # at 108: a get, a purge and a forget
+    explorer = explore(run)
+    at_108 = [order for order, op in enumerate(run.operations) if op.time == 108]
+    assert len(at_108) == 3
+    places = []
+    for order in at_108:
+        explorer.slider.value = order + 1
+        band = next(p for p in explorer.cursor.bands if p.get_visible())
+        places.append((band.get_x(), band.get_width()))
+    lefts = [left for left, _ in places]
+    assert lefts == sorted(lefts) and len(set(lefts)) == 3
+    assert all(abs(width - CURSOR_WIDTH / 3) < 1e-9 for _, width in places)
+    assert abs(lefts[0] - (108 - CURSOR_WIDTH / 2)) < 1e-9  # the three share the tick's width
+
+
+def test_what_has_not_happened_yet_is_dimmed():
+    run = observe(clock_backwards_scenario())
+    explorer = explore(run)
+    numbers = passes(run)
+    for order in range(len(run.operations)):
+        explorer.slider.value = order + 1
+        band = next(p for p in explorer.cursor.bands if p.get_visible())
+        for number, (ax, veil) in enumerate(zip(explorer.cursor.axes, explorer.cursor.veils), 1):
+            low, high = ax.get_xlim()
+            if number < numbers[order]:
+                assert not veil.get_visible()  # an earlier clock pass: all of it has happened
+            elif number > numbers[order]:
+                assert veil.get_visible() and veil.get_x() == low  # a later pass: all to come
+            else:
+                assert veil.get_visible() and veil.get_x() == band.get_x() + band.get_width()
+                assert abs(veil.get_x() + veil.get_width() - high) < 1e-9
+        for at, found in explorer.cursor.markers.items():
+            for line, _, _ in found:
+                assert (line.get_alpha() == FUTURE_ALPHA) == (at > order)

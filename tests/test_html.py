@@ -129,7 +129,7 @@ def test_links_become_text_and_widgets_their_static_fallback(tmp_path):
     assert "See SQLite's docs (https://sqlite.org/lang.html) and https://example.org/x." in prose
     assert page.find("a", href="#Links") is not None  # a link within the page stays
     # the explorer: its HTML tables, then its picture; no widget script or state
-    assert "order 2 of 5 · now = 108 · get orchard / fact / preference → None" in prose
+    assert "step 3 of 6 · now = 108 · get orchard / fact / preference → None" in prose
     assert "records holds these rows" in prose and len(page.find_all("table")) >= 2
     assert [img["src"][:22] for img in page.find_all("img")] == ["data:image/png;base64,"]
     assert "widget-view+json" not in str(page) and "widget-state" not in str(page)

@@ -1,13 +1,15 @@
 """Step through an observed run: what ``get`` returns beside what ``records`` holds.
 
 ``explore(run)`` returns a widget with one slider. Each slider position is one
-operation of the scenario, in the order it ran (``order``, the index of
-``run.frame``), and shows the state right after it:
+operation of the scenario, in the order it ran, and shows the state right after
+it. The slider and the header count steps from 1 ("step 3 of 7"); in code an
+operation is named by ``order``, its index in ``run.frame``, which starts at 0:
 
 - on the left, what ``get(tenant, kind, key, now)`` returned for every identity;
 - on the right, the rows the ``records`` table physically held;
 - below, the timeline picture with a cursor at ``now`` and the operation's
-  markers enlarged.
+  markers enlarged; what has not happened yet is dimmed. Operations that share
+  a tick share its width, so the cursor moves at every step.
 
 The slider moves along operations rather than ticks because several
 operations can share a tick (at 108 the demo reads, purges and forgets), a
@@ -39,7 +41,9 @@ from matplotlib.patches import Rectangle
 from workbook.timeline import LINES, MARKERS, Run, lane, observe, passes, plot_timeline, png_bytes
 
 CURSOR = "#F0E442"  # Okabe-Ito yellow: the one colour the timeline does not use
-CURSOR_WIDTH = 0.7  # ticks
+CURSOR_WIDTH = 0.7  # ticks, shared by the operations at one tick
+FUTURE_ALPHA = 0.3  # markers of operations still to come
+VEIL = 0.65  # how strongly the part of the picture after the cursor is whitened
 STATIC_NOTE = ("A still of one step: run the notebook and move the slider "
                "to step through the operations.")
 
@@ -70,10 +74,15 @@ class State:
         return (isinstance(other, State) and self.header() == other.header()
                 and self.gets.equals(other.gets) and self.rows.equals(other.rows))
 
+    @property
+    def step(self):
+        """The operation's place in the run, counted from 1."""
+        return self.order + 1
+
     def header(self):
-        """One line: where the slider is, the tick, the operation and its outcome."""
+        """One line: which step, the tick, the operation and its outcome."""
         passing = f" (clock pass {self.pass_})" if self.pass_ > 1 else ""
-        return (f"order {self.order} of {self.last} · now = {self.time}{passing} · "
+        return (f"step {self.step} of {self.last + 1} · now = {self.time}{passing} · "
                 f"{self.operation} → {self.outcome}")
 
     def to_text(self):
@@ -170,41 +179,67 @@ def state_at(run, order):
 
 # ---------------------------------------------------------------- the picture with a cursor
 
+def slots(run):
+    """(left edge, width) of each operation's cursor: the tick's width, shared in order."""
+    frame = pd.DataFrame({"time": run.frame.groupby(level="order")["time"].first(),
+                          "pass": passes(run)})
+    group = frame.groupby(["pass", "time"], sort=False)
+    place, count = group.cumcount(), group["time"].transform("size")
+    width = CURSOR_WIDTH / count
+    return pd.DataFrame({"left": frame["time"] - CURSOR_WIDTH / 2 + place * width,
+                         "width": width})
+
+
 class Cursor:
-    """The timeline figure, a yellow band at ``now`` and the current operation's markers enlarged."""
+    """The timeline figure with a yellow band at the current step, the step's markers
+    enlarged, and everything after it dimmed."""
 
     def __init__(self, run, title):
         self.figure = plot_timeline(run, title=title)
         self.axes = self.figure.get_axes()
         self.passes = passes(run)
-        self.times = run.frame.groupby(level="order")["time"].first()
-        self.bands = []
+        self.slots = slots(run)
+        self.bands, self.veils = [], []
         for number, ax in enumerate(self.axes, start=1):
-            band = Rectangle((self.times.iloc[0] - CURSOR_WIDTH / 2, 0), CURSOR_WIDTH, 1,
+            band = Rectangle((self.slots["left"].iloc[0], 0), self.slots["width"].iloc[0], 1,
                              transform=ax.get_xaxis_transform(), facecolor=CURSOR, alpha=0.6,
                              edgecolor="none", zorder=3, gid=f"cursor_{number}")
+            veil = Rectangle((0, 0), 0, 1, transform=ax.get_xaxis_transform(), facecolor="white",
+                             alpha=VEIL, edgecolor="none", zorder=6, gid=f"future_{number}")
             ax.add_patch(band)
+            ax.add_patch(veil)
             self.bands.append(band)
+            self.veils.append(veil)
         self.markers = {}  # order -> [(line, original size, original edge width)]
         for line in self.figure.findobj(Line2D):
             parts = (line.get_gid() or "").split("_")
             if parts[0] in MARKERS and parts[0] != "expiry" or parts[0] in LINES:
                 self.markers.setdefault(int(parts[-1]), []).append(
                     (line, line.get_markersize(), line.get_linewidth()))
+        self.alphas = {line: line.get_alpha() for found in self.markers.values() for line, _, _ in found}
         self.images = {}
 
     def move(self, order):
-        """Put the band at operation ``order``'s time, in its clock pass's panel."""
+        """Put the band at operation ``order``'s slot, in its clock pass's panel, and dim what
+        comes after: the rest of that panel, every later panel, and later markers."""
         number = int(self.passes.loc[order])
-        for index, band in enumerate(self.bands, start=1):
-            band.set_x(self.times.loc[order] - CURSOR_WIDTH / 2)
+        left, width = self.slots.loc[order, "left"], self.slots.loc[order, "width"]
+        for index, (ax, band, veil) in enumerate(zip(self.axes, self.bands, self.veils), start=1):
+            band.set_x(left)
+            band.set_width(width)
             band.set_visible(index == number)
+            low, high = ax.get_xlim()
+            start = left + width if index == number else low
+            veil.set_x(start)
+            veil.set_width(max(high - start, 0))
+            veil.set_visible(index >= number)
         for at, found in self.markers.items():
             for line, size, width in found:
                 if line.get_marker() in ("None", None, ""):  # reopen and clock lines
                     line.set_linewidth(width * 2.5 if at == order else width)
                 else:
                     line.set_markersize(size * 1.6 if at == order else size)
+                line.set_alpha(FUTURE_ALPHA if at > order else self.alphas[line])
 
     def png(self, order):
         """PNG bytes of the picture with the cursor at ``order`` (drawn once per order)."""
@@ -226,9 +261,9 @@ class Explorer(widgets.VBox):
     def __init__(self, run, order=0, title="Present in records vs visible to get"):
         self.run = run
         self.cursor = Cursor(run, title)
-        last = len(run.operations) - 1
+        steps = len(run.operations)
         self.slider = widgets.IntSlider(
-            value=order, min=0, max=last, step=1, description="order",
+            value=order + 1, min=1, max=steps, step=1, description="step",
             style={"description_width": "initial"},
             layout=widgets.Layout(width="min(100%, 640px)"))
         self.table = widgets.HTML()
@@ -239,14 +274,19 @@ class Explorer(widgets.VBox):
         self.slider.observe(self.show, names="value")
         self.show()
 
+    @property
+    def order(self):
+        """The operation the slider is on, as an index of ``run.frame`` (step - 1)."""
+        return self.slider.value - 1
+
     def show(self, change=None):
         """The slider moved (or the widget was built): render the state at its value."""
-        self.state = state_at(self.run, self.slider.value)
+        self.state = state_at(self.run, self.order)
         self.table.value = self.state.to_html()
-        self.image.value = self.cursor.png(self.slider.value)
+        self.image.value = self.cursor.png(self.order)
 
     def __repr__(self):
-        return f"<time explorer at order {self.slider.value} of {self.slider.max}>"
+        return f"<time explorer at step {self.slider.value} of {self.slider.max}>"
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus a static fallback: text, an HTML table and the picture."""
@@ -262,8 +302,9 @@ def explore(run, order=0, title="Present in records vs visible to get"):
     """A slider over ``run``'s operations showing ``get`` beside ``records`` at each one.
 
     ``run`` is an observed Run, or a scenario (a list of operations) to observe
-    first. ``order`` is where the slider starts; the stored notebook shows that
-    state when no kernel runs.
+    first. ``order`` is the operation the slider starts on, counted from 0 like
+    ``run.frame`` (``order=4`` is step 5); the stored notebook shows that state
+    when no kernel runs.
     """
     if not isinstance(run, Run):
         run = observe(run)
