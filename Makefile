@@ -1,20 +1,30 @@
 # Two commands do everything a learner needs:
-#   make lab    set up .venv from the pins and open the workbook in JupyterLab
+#   make lab    set up .venv from the pins and open the learner's own copy (my-workbook/) in JupyterLab
 #   make test   set up .venv from the pins and run every test (unit tests, then each chapter under nbval)
+# Authors and instructors open the source chapters with: make author
 # Both find a Python 3.12+ by themselves; PYTHON=/path/to/python3.12 overrides.
 
 VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
 
-.PHONY: lab test venv export notebooks student grade pins bench bench-record bench-peers
+.PHONY: lab lab-update author test venv export notebooks student grade pins bench bench-record bench-peers
 
 venv:
 	@scripts/venv
 
-# Opens chapter 1 with the workbook's JupyterLab settings (jupyterlab/; see scripts/lab).
+# The learner's copy, my-workbook/ (made the first time from the learner's edition, never
+# overwritten), opened on chapter 1 with the workbook's JupyterLab settings (see scripts/lab).
 lab: venv
 	scripts/lab --port=$(LAB_PORT)
+
+# Bring chapters that changed into my-workbook/, keeping the learner's answers.
+lab-update: venv
+	$(PY) scripts/learner.py update
+
+# The source chapters in notebooks/, for authors and instructors: what the tests hold to the spec.
+author: venv
+	scripts/lab --author --port=$(LAB_PORT)
 
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval).

@@ -1,5 +1,9 @@
-"""Both editions run: the instructor's passes every check, the student's says "not attempted"."""
-import importlib
+"""The editions made from the source chapters.
+
+The author's edition (notebooks/) passes every check. The learner's edition, which make lab
+copies into my-workbook/, holds no worked answer, keeps the teaching outputs, and runs top to
+bottom with no error while every check says "not attempted".
+"""
 import json
 import re
 import sys
@@ -9,77 +13,102 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from workbook.exercises import answers
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import student  # noqa: E402
+import answers as solution_cells  # noqa: E402
+import learner  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-CHECK = re.compile(r"\bq(\d+)\.check\(")
-
-
-def exercises(notebook):
-    """(solution region, exercise) pairs: each region is answered by the next check cell."""
-    chapter = importlib.import_module(f"workbook.exercises.ch{int(notebook.stem[:2])}")
-    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
-    found = []
-    for index, cell in enumerate(cells):
-        for region in student.REGION.finditer(cell.source):
-            check = next(c for c in cells[index:] if CHECK.search(c.source))
-            found.append((region.group(0), getattr(chapter, "q" + CHECK.search(check.source)[1])))
-    return found
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CHECK = re.compile(r"\bq(\d+)\.(check|compare)\(")
 
 
 def printed(cell):
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o["output_type"] == "stream")
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_has_three_exercises_whose_solutions_match_the_package(notebook):
-    pairs = exercises(notebook)
-    assert len(pairs) >= 3
-    for region, exercise in pairs:
-        code = "".join(l.strip() for l in region.splitlines()[1:-1])
-        assert code.replace(" ", "") in exercise.answer.replace(" ", "").replace("\n", ""), exercise.number
+def code_cells(notebook, pattern=CHECK):
+    return [c for c in notebook.cells if c.cell_type == "code" and pattern.search(c.source)]
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
-def test_solution_cells_carry_nbgrader_metadata(notebook):
+def test_every_solution_cell_carries_nbgrader_metadata_and_a_blank(notebook):
     # nbgrader generate_assignment refuses a solution region in a cell not marked as a solution.
     cells = nbformat.read(notebook, as_version=4).cells
-    marked = [c.metadata.get("nbgrader", {}) for c in cells if "### BEGIN SOLUTION" in c.source]
-    assert marked and all(m.get("solution") is True and m.get("grade") is False for m in marked)
-    ids = [m["grade_id"] for m in marked]
-    assert len(set(ids)) == len(ids) and all(i.startswith(f"exercise-{int(notebook.stem[:2])}-") for i in ids)
+    marked = [c for c in cells if "### BEGIN SOLUTION" in c.source]
+    assert len(marked) >= 3
+    for cell in marked:
+        meta = cell.metadata.get("nbgrader", {})
+        assert meta.get("solution") is True and meta.get("grade") is False
+        assert meta["grade_id"].startswith(f"exercise-{int(notebook.stem[:2])}-")
+        top_level = solution_cells.REGION.search(cell.source).group(1) == ""
+        assert not top_level or re.match(r"\w+ = ____\n", cell.source), cell.source
+
+
+def test_the_package_holds_the_notebooks_worked_answers():
+    assert answers() == solution_cells.extract(), "run make export"
+    assert sorted(answers()) == [f"{c}.{n}" for c in range(1, 7) for n in (1, 2, 3)]
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_instructor_edition_passes_every_check(notebook):
-    checks = [printed(c) for c in nbformat.read(notebook, as_version=4).cells
-              if c.cell_type == "code" and CHECK.search(c.source)]
+    checks = code_cells(nbformat.read(notebook, as_version=4), re.compile(r"\bq\d\.check\("))
     assert len(checks) >= 3
-    for output in checks:
-        assert re.fullmatch(r"Exercise \d\.\d+: correct: .+\n", output), output
+    for cell in checks:
+        assert re.fullmatch(r"Exercise \d\.\d+: correct: .+\n", printed(cell)), printed(cell)
+
+
+def squeezed(text):
+    return re.sub(r"\s+", "", text)
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
-def test_student_edition_runs_and_every_check_says_not_attempted(notebook, tmp_path):
-    edition = student.student_notebook(notebook)
-    assert "### BEGIN SOLUTION" not in json.dumps(edition)
-    assert all(not c.get("outputs") for c in edition.cells if c.cell_type == "code")
-    # Runs top to bottom; nbclient only tolerates errors in cells tagged raises-exception.
+def test_learner_edition_shows_no_answer(notebook):
+    edition = learner.learner_notebook(notebook)
+    assert "BEGIN SOLUTION" not in json.dumps(edition)
+    shown = squeezed(json.dumps([[c.source, c.get("outputs")] for c in edition.cells],
+                                ensure_ascii=False).encode().decode("unicode_escape"))
+    chapter = int(notebook.stem[:2])
+    for number, code in answers().items():
+        if not number.startswith(f"{chapter}."):
+            continue
+        body = "\n".join(line for line in code.splitlines() if not line.startswith("def "))
+        assert squeezed(body) not in shown, number
+        value = re.fullmatch(r"(?s).*^\w+ = (.+)", code.strip(), re.M)
+        if value:  # a predicted value or a built one: not printed anywhere either
+            assert squeezed(value[1]) not in shown, number
+    for cell in edition.cells[learner.exercises_start(edition.cells):]:
+        assert not cell.get("outputs"), cell.source  # no verdict, run or plot to peek at
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_learner_edition_keeps_the_teaching_outputs(notebook):
+    source = nbformat.read(notebook, as_version=4)
+    edition = learner.learner_notebook(notebook)
+    start = learner.exercises_start(source.cells)
+    assert [c.source for c in source.cells[:start] if "### BEGIN" not in c.source] == \
+        [c.source for c in edition.cells[:start] if "### BEGIN" not in c.source]
+    assert [c.get("outputs") for c in source.cells[:start]] == \
+        [c.get("outputs") for c in edition.cells[:start]]
+    assert [c.get("id") for c in source.cells] == [c.get("id") for c in edition.cells]
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_learner_edition_runs_clean_and_every_check_says_not_attempted(notebook, tmp_path):
+    edition = learner.learner_notebook(notebook)
+    # No cell may raise: nbclient stops at the first error.
     NotebookClient(edition, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
-    checks = [printed(c) for c in edition.cells if c.cell_type == "code" and CHECK.search(c.source)]
-    assert len(checks) >= 3
-    for output in checks:
-        assert output.startswith(f"Exercise {int(notebook.stem[:2])}.") and "not attempted." in output, output
-    stubs = [c for c in edition.cells if "raise NotImplementedError()" in c.get("source", "")]
-    for cell in stubs:
-        raised = [o for o in cell.outputs if o["output_type"] == "error"]
-        tagged = "raises-exception" in cell.metadata.get("tags", [])
-        assert bool(raised) == tagged and (not raised or raised[0]["ename"] == "NotImplementedError")
-
-
-def test_student_build_writes_every_chapter(tmp_path):
-    assert student.main(tmp_path / "edition") == [p.name for p in CHAPTERS]
-    assert sorted(p.name for p in (tmp_path / "edition" / "notebooks").iterdir()) == [p.name for p in CHAPTERS]
+    errors = [c.source for c in edition.cells if c.cell_type == "code"
+              and any(o["output_type"] == "error" for o in c.outputs)]
+    assert errors == []
+    chapter = int(notebook.stem[:2])
+    for cell in code_cells(edition):
+        said = printed(cell)
+        if ".compare(" in cell.source:
+            assert said == (f"Exercise {chapter}.{CHECK.search(cell.source)[1]}: make your "
+                            "prediction first; this cell then shows the real outcome beside it.\n")
+        else:
+            assert re.fullmatch(rf"Exercise {chapter}\.\d: not attempted\. .+\n", said), said

@@ -1,0 +1,208 @@
+"""The learner's edition of the chapters, and the learner's own copy of it (what make lab opens).
+
+    python scripts/learner.py sync [COPY]     make or refresh the copy (default: my-workbook/)
+    python scripts/learner.py update [COPY]   take the newer chapters, keeping the answers
+    python scripts/learner.py edition OUT     write the learner's edition alone into OUT
+
+The learner's edition is the source chapter with its answers taken out:
+
+- a solution region at the top level of a cell goes, leaving the `name = ____` line before it;
+  one inside a function becomes `return ____`, so the function runs and its check says
+  "not attempted";
+- the exercise section (from its "## Exercises" heading on) and every solution cell lose their
+  stored outputs: a verdict or a printed run there could give an answer away. The teaching
+  cells before it keep theirs, so a chapter reads well before it is run.
+
+The learner's copy is a folder of their own. `sync` writes each chapter into it once and never
+overwrites it: a chapter that changed since it was copied is only reported. `update` replaces
+those chapters with the new edition, carrying the learner's answer cells over by cell id, and
+first saves the learner's whole file in `COPY/earlier-versions/`. The folder's `.workbook.json`
+remembers which edition each chapter was copied from. Nothing in make test or CI reads the copy.
+"""
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from answers import REGION  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+COPY = ROOT / "my-workbook"
+MANIFEST = ".workbook.json"
+EARLIER = "earlier-versions"
+STUB = "return ____  # replace this line with your code"
+WELCOME = """\
+# Your copy of the workbook
+
+These notebooks are yours: answer the exercises here, save as often as you like, and nothing
+you type can change the chapters in `notebooks/` or break `make test`.
+
+- Replace each `____` with your answer, run the cell, then run the `qN.check(...)` cell below it.
+- `qN.hint()` gives a hint (`qN.hint(2)` a bigger one); `qN.solution()` shows a worked answer.
+  The answers are hidden, not secret: they are one call away, so look only when you choose to.
+- A check stops your code after a few seconds and says so, if it runs on and on.
+- When the chapters change, `make lab` tells you which ones; `make lab-update` brings them in,
+  keeping your answers (your previous file goes to `earlier-versions/` first).
+"""
+
+
+def is_answer(cell):
+    return cell.cell_type == "code" and bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def blanked(source):
+    """The source with every solution region taken out, as the learner first meets it."""
+    def replace(match):
+        indent = match.group(1)
+        return f"{indent}{STUB}\n" if indent else ""
+    return REGION.sub(replace, source + "\n").rstrip("\n")
+
+
+def exercises_start(cells):
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and re.search(r"^#+ Exercises\b", cell.source, re.M):
+            return index
+    return len(cells)
+
+
+def learner_notebook(path):
+    notebook = nbformat.read(path, as_version=4)
+    start = exercises_start(notebook.cells)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        if REGION.search(cell.source):
+            cell.source = blanked(cell.source)
+        if index >= start or is_answer(cell):
+            cell.outputs = []
+            cell.execution_count = None
+    return notebook
+
+
+def chapters(source=ROOT / "notebooks"):
+    """Every notebook of the source that a learner gets: the chapters and the appendices."""
+    return sorted(Path(source).glob("*.ipynb"))
+
+
+def text_of(notebook):
+    return nbformat.writes(notebook) + "\n"
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_manifest(copy):
+    path = copy / MANIFEST
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_manifest(copy, manifest):
+    (copy / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def sync(copy=COPY, source=ROOT / "notebooks"):
+    """Add missing chapters to the copy; return (added, changed) chapter names.
+
+    `changed` lists chapters whose edition moved on since they were copied; they are left as
+    they are for `update`.
+    """
+    copy = Path(copy)
+    copy.mkdir(parents=True, exist_ok=True)
+    if not (copy / "README.md").exists():
+        (copy / "README.md").write_text(WELCOME)
+    manifest = read_manifest(copy)
+    added, changed = [], []
+    for path in chapters(source):
+        text = text_of(learner_notebook(path))
+        target = copy / path.name
+        if not target.exists():
+            target.write_text(text)
+            manifest[path.name] = digest(text)
+            added.append(path.name)
+        elif manifest.get(path.name) != digest(text):
+            changed.append(path.name)
+    write_manifest(copy, manifest)
+    return added, changed
+
+
+def carried_over(new, old):
+    """The new edition with the learner's answer cells (matched by id) put back in."""
+    answers = {cell.get("id"): cell for cell in old.cells if is_answer(cell)}
+    for index, cell in enumerate(new.cells):
+        mine = answers.get(cell.get("id")) if is_answer(cell) else None
+        if mine is not None:
+            kept = nbformat.from_dict(dict(mine))
+            kept.outputs, kept.execution_count = [], None
+            new.cells[index] = kept
+    return new
+
+
+def saved_earlier(copy, name):
+    folder = copy / EARLIER
+    folder.mkdir(exist_ok=True)
+    stem = Path(name).stem
+    number = 1 + sum(1 for _ in folder.glob(f"{stem}.*.ipynb"))
+    return folder / f"{stem}.{number}.ipynb"
+
+
+def update(copy=COPY, source=ROOT / "notebooks"):
+    """Bring every changed chapter up to date, keeping answers; return the names updated."""
+    copy = Path(copy)
+    added, changed = sync(copy, source)
+    manifest = read_manifest(copy)
+    for name in changed:
+        target = copy / name
+        old = nbformat.read(target, as_version=4)
+        fresh = learner_notebook(Path(source) / name)
+        manifest[name] = digest(text_of(fresh))
+        saved_earlier(copy, name).write_text(target.read_text())
+        target.write_text(text_of(carried_over(fresh, old)))
+    write_manifest(copy, manifest)
+    return changed
+
+
+def shown(path):
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def main(command="sync", where=None):
+    copy = Path(where).resolve() if where else COPY
+    if command == "edition":
+        out = Path(where)
+        out.mkdir(parents=True, exist_ok=True)
+        for path in chapters():
+            (out / path.name).write_text(text_of(learner_notebook(path)))
+        print(f"learner's edition: {len(chapters())} notebooks in {shown(out.resolve())}")
+        return 0
+    if command == "update":
+        updated = update(copy)
+        where = shown(copy)
+        if updated:
+            print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
+                  f"(your previous files are in {where}/{EARLIER}/).")
+        else:
+            print(f"Every chapter in {where}/ is up to date.")
+        return 0
+    if command != "sync":
+        print(f"unknown command {command!r}: use sync, update or edition", file=sys.stderr)
+        return 2
+    added, changed = sync(copy)
+    where = shown(copy)
+    if added:
+        print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "
+              "(answers hidden; your work stays there).")
+    else:
+        print(f"Your copy of the workbook is {where}/ (your work stays there).")
+    if changed:
+        print(f"Newer versions of {', '.join(changed)} are available. Your copies are untouched; "
+              "`make lab-update` brings them in and keeps your answers.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,150 @@
+"""The learner's copy (my-workbook/): made once, never overwritten, updated only on request,
+and invisible to make test."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import learner  # noqa: E402
+
+CHAPTER_1 = "01-purpose-and-validation.ipynb"
+MY_ANSWER = 'wide_fact = {"schema": 1, "text": "mine", "source": "me", "reviewed": False}'
+
+
+@pytest.fixture
+def source(tmp_path):
+    """A copy of the source chapters that a test may change, as an author would."""
+    folder = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return folder
+
+
+def answer_cell(notebook, grade_id="exercise-1-1"):
+    return next(c for c in notebook.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def work_in(copy):
+    """The learner answers 1.1 and adds a note of their own; the file is saved."""
+    path = copy / CHAPTER_1
+    notebook = nbformat.read(path, as_version=4)
+    answer_cell(notebook).source = MY_ANSWER
+    notebook.cells.append(nbformat.v4.new_markdown_cell("my own note"))
+    nbformat.write(notebook, path)
+    return path.read_bytes()
+
+
+def change_chapter(source, text="An author's new sentence."):
+    path = source / CHAPTER_1
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[1].source += f"\n\n{text}"
+    nbformat.write(notebook, path)
+
+
+def test_the_first_sync_writes_every_notebook_and_a_welcome(tmp_path, source):
+    added, changed = learner.sync(tmp_path / "mine", source)
+    names = sorted(p.name for p in source.glob("*.ipynb"))
+    assert sorted(added) == names and changed == []
+    assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == names
+    assert "nothing\nyou type can change the chapters" in (tmp_path / "mine" / "README.md").read_text()
+    assert "### BEGIN SOLUTION" not in (tmp_path / "mine" / CHAPTER_1).read_text()
+
+
+def test_a_second_sync_never_touches_the_learners_work(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    mine = work_in(copy)
+    assert learner.sync(copy, source) == ([], [])
+    assert (copy / CHAPTER_1).read_bytes() == mine
+
+
+def test_a_changed_chapter_is_offered_and_kept_until_the_learner_updates(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    mine = work_in(copy)
+    change_chapter(source)
+    assert learner.sync(copy, source) == ([], [CHAPTER_1])
+    assert (copy / CHAPTER_1).read_bytes() == mine          # offered, not applied
+    assert learner.update(copy, source) == [CHAPTER_1]
+    updated = nbformat.read(copy / CHAPTER_1, as_version=4)
+    assert "An author's new sentence." in updated.cells[1].source
+    assert answer_cell(updated).source == MY_ANSWER          # the answer came along, by cell id
+    assert answer_cell(updated, "exercise-1-2").source.startswith("full_checkpoint = ____")
+    earlier = copy / "earlier-versions" / "01-purpose-and-validation.1.ipynb"
+    assert earlier.read_bytes() == mine                      # everything else is kept there
+    assert learner.sync(copy, source) == ([], [])            # and the offer is gone
+    change_chapter(source, "Another one.")
+    learner.update(copy, source)
+    assert (copy / "earlier-versions" / "01-purpose-and-validation.2.ipynb").exists()
+
+
+def test_a_new_chapter_is_added_and_the_others_left_alone(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    mine = work_in(copy)
+    shutil.copy(source / "appendix-costs.ipynb", source / "appendix-later.ipynb")
+    assert learner.sync(copy, source) == (["appendix-later.ipynb"], [])
+    assert (copy / CHAPTER_1).read_bytes() == mine
+
+
+def test_a_deleted_chapter_in_the_copy_is_brought_back(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    (copy / CHAPTER_1).unlink()
+    assert learner.sync(copy, source)[0] == [CHAPTER_1]
+
+
+def test_the_command_line_says_what_it_did(tmp_path, capsys):
+    copy = tmp_path / "mine"
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "learner.py"), "sync", str(copy)],
+                            capture_output=True, text=True, check=True)
+    assert "added 7 notebooks (answers hidden" in result.stdout
+    assert learner.main("sync", str(copy)) == 0
+    assert capsys.readouterr().out.endswith("(your work stays there).\n")
+    assert learner.main("update", str(copy)) == 0
+    assert "is up to date" in capsys.readouterr().out
+
+
+def test_make_test_reads_nothing_of_a_broken_learners_copy(tmp_path):
+    """A copy of the tree with my-workbook/ full of wrong and broken answers: make test's own
+    command collects exactly what it collects without it, and never imports the learner's files."""
+    tree = tmp_path / "tree"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in files:
+        if (ROOT / name).is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, tree / name)
+    command = re.search(r"^test: venv\n\t\$\(PY\) -m pytest (.+)$", (ROOT / "Makefile").read_text(),
+                        re.M)[1].split()
+    assert "tests" in command and "notebooks" in command and not any("my-workbook" in a for a in command)
+
+    copy = tree / "my-workbook"
+    learner.sync(copy, tree / "notebooks")
+    for path in copy.glob("0*.ipynb"):  # a wrong answer in every solution cell
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if learner.is_answer(cell):
+                cell.source = "import sys; sys.exit('a broken answer')\n" + cell.source
+        nbformat.write(notebook, path)
+    (copy / "02-visibility.ipynb").write_text("{ not json")
+    (copy / "conftest.py").write_text("raise SystemExit('the learner copy was imported')\n")
+    (copy / "test_mine.py").write_text("def test_mine():\n    assert False\n")
+    (copy / "notebooks").mkdir()
+    shutil.copy(copy / CHAPTER_1, copy / "notebooks" / CHAPTER_1)
+
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+                             *[a for a in command if a not in ("-n", "auto", "--dist", "loadscope")]],
+                            cwd=tree, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    items = [line for line in result.stdout.splitlines() if "::" in line]
+    assert not any("my-workbook" in item for item in items)
+    assert {item.split("::")[0] for item in items if item.startswith("notebooks/")} == \
+        {f"notebooks/{p.name}" for p in (tree / "notebooks").glob("*.ipynb")}
