@@ -1,5 +1,6 @@
 """The set-up: one pin file that pip and conda both follow, and a Python finder that explains itself."""
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -114,3 +115,49 @@ def test_ci_runs_the_readme_test_command_and_nothing_else():
     assert all(c.startswith(("set ", "cd ")) for c in commands[:-2])
     readme = (ROOT / "README.md").read_text()
     assert "make test " in readme and "make test-browser " in readme
+
+
+def plan(env, cwd=ROOT):
+    result = subprocess.run([str(cwd / "scripts" / "venv"), "--plan"], cwd=cwd, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_set_up_prefers_uv_on_path(tmp_path):
+    fake = tmp_path / "bin" / "uv"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
+    assert plan(env) == f"uv {fake}"
+    assert plan(dict(env, WORKBOOK_INSTALLER="pip")) == "pip WORKBOOK_INSTALLER=pip asks for pip"
+
+
+def test_without_uv_the_set_up_installs_the_pinned_one(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    for name in ("venv", "find-python"):
+        shutil.copy2(ROOT / "scripts" / name, tree / "scripts" / name)
+    shutil.copy(ROOT / "requirements.txt", tree)
+    env = dict(os.environ, PATH="/usr/bin:/bin", PYTHON=sys.executable)
+    assert plan(env, tree) == f"uv (uv=={pins()['uv']}, to be installed into build/uv)"
+    # The index cannot be reached: the set-up says it falls back to pip, and why.
+    offline = dict(env, PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_RETRIES="0",
+                   PIP_TIMEOUT="1", PIP_NO_CACHE_DIR="1", PIP_FIND_LINKS="", PIP_NO_INDEX="")
+    setting_up = subprocess.Popen([str(tree / "scripts" / "venv")], cwd=tree, env=offline,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        said = setting_up.stderr.readline()  # the first thing it says on stderr; then stop it
+    finally:
+        setting_up.kill()
+        setting_up.wait()
+    assert "using pip" in setting_up.stdout.read()
+    assert said == (f"Installing with pip instead of uv (uv=={pins()['uv']} could not be installed "
+                    "from the package index); this takes about a minute.\n")
+    assert not (tree / "build" / "uv").exists()
+
+
+def test_this_environment_was_built_with_uv():
+    assert (ROOT / ".venv" / ".installer").read_text().startswith("uv "), \
+        "scripts/venv fell back to pip here: is uv reachable?"
