@@ -22,8 +22,8 @@ def db():
     ("revision", "seven", "stored revision must be an int from 1 to 2**63-1, got str"),
     ("revision", 1.5, "stored revision must be an int from 1 to 2**63-1, got float"),
     ("revision", 0, "stored revision must be an int from 1 to 2**63-1, got 0"),
-    ("expires", "later", "stored expires must be an int from 0 to 10000086400, got str"),
-    ("expires", 200.5, "stored expires must be an int from 0 to 10000086400, got float"),
+    ("expires", "later", "stored expires must be an int from 0 to 10**10+86400, got str"),
+    ("expires", 200.5, "stored expires must be an int from 0 to 10**10+86400, got float"),
     ("body", b'{"schema": 1}', "stored body must be text, got blob"),
     ("body", 42, "payload must be a dict, got int"),  # TEXT affinity stores '42'
     ("body", "{", "stored body is not valid JSON (Expecting property name enclosed in double quotes)"),
