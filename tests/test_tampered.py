@@ -26,7 +26,7 @@ def db():
     ("expires", 200.5, "stored expires must be an int from 0 to 10**10+86400, got float"),
     ("body", b'{"schema": 1}', "stored body must be text, got blob"),
     ("body", 42, "payload must be a dict, got int"),  # TEXT affinity stores '42'
-    ("body", "{", "stored body is not valid JSON (Expecting property name enclosed in double quotes)"),
+    ("body", "{", "stored body is not valid JSON (Expecting property name enclosed in double quotes: line 1, column 2)"),
     ("body", " " * 2049, "stored body is 2049 bytes; the limit is 2048"),
     ("body", "[" * 1000 + "]" * 1000, "payload must be a dict, got list"),
     ("body", '{"a":' * 250 + "1" + "}" * 250,
