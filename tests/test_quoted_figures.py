@@ -10,10 +10,12 @@ The README's reliability figures come from a whole `make test` run; conftest.py 
 the end of such a run (see tests/quoted.py).
 """
 import ast
+import collections
 import json
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -151,6 +153,31 @@ def test_a_run_that_counts_otherwise_than_the_readme_is_reported():
     name = "hostile inputs: tried"
     [line] = stale_reliability(as_quoted | {name: as_quoted[name] + 1})
     assert name in line and f"{as_quoted[name] + 1:,}" in line
+
+
+def finished_session(args):
+    option = SimpleNamespace(keyword="", markexpr="", lf=False, deselect=None, collectonly=False)
+    config = SimpleNamespace(option=option, args=args,
+                             invocation_params=SimpleNamespace(dir=ROOT))
+    return SimpleNamespace(config=config, exitstatus=pytest.ExitCode.OK)
+
+
+def test_a_whole_run_that_contradicts_the_readme_fails_and_a_partial_one_is_not_judged(
+        monkeypatch):
+    import conftest
+    readme = README.read_text()
+    counts = {name: quoted(readme, pattern, "README.md")[0] for pattern, name in RELIABILITY}
+    counts["tampered rows read"] += 1
+    monkeypatch.setattr(conftest, "SOAK", False)
+    monkeypatch.setattr(conftest, "FIGURES", collections.Counter(counts))
+    monkeypatch.setattr(conftest, "STALE", [])
+    partial = finished_session(["tests/test_hostile.py"])
+    conftest.pytest_sessionfinish(partial)
+    assert partial.exitstatus == pytest.ExitCode.OK and conftest.STALE == []
+    whole = finished_session(["tests", "notebooks"])
+    conftest.pytest_sessionfinish(whole)
+    assert whole.exitstatus == pytest.ExitCode.TESTS_FAILED
+    assert ["tampered rows read" in line for line in conftest.STALE] == [True]
 
 
 def test_readme_mutation_score_adds_up():
