@@ -376,10 +376,12 @@ def plot(results, path):
     growth = results.get("growth")
     if growth:
         ax = axes[0][1]
-        for op in ("get", "put"):
+        # One colour per call, one line style per implementation.
+        styles = {"store": "-", "proposal": ":", "floor": "--"}
+        for op, colour in (("get", "tab:blue"), ("put", "tab:orange")):
             for impl, curve in growth["curves"][op].items():
                 ax.plot([p["size"] for p in curve], [p["median_ns"] / 1000 for p in curve],
-                        marker="o", label=f"{op} {impl}")
+                        styles.get(impl, "-."), color=colour, marker="o", label=f"{op} {impl}")
         ax.set_xscale("log")
         ax.set_ylim(bottom=0)
         ax.set_xlabel("rows in table")

@@ -7,6 +7,7 @@ import pytest
 # Lets tests import the spec's reference code (tests/spec_reference.py) by name.
 sys.path.insert(0, str(Path(__file__).parent))
 
+import quoted  # noqa: E402
 from soak import SOAK  # noqa: E402
 
 # Reliability figures: tests add counts with figures["name"] += n; the end of the run prints them.
@@ -19,10 +20,20 @@ def figures():
     return FIGURES
 
 
+# The README's reliability figures that this run contradicts (tests/quoted.py): checked only
+# when the session ran all of tests/ unfiltered and unscaled, the run those figures describe.
+STALE = []
+
+
 def pytest_sessionfinish(session):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["figures"] = dict(FIGURES)
+    elif (not SOAK and not session.config.option.collectonly and session.exitstatus == 0
+          and quoted.whole_run(session.config)):
+        STALE.extend(quoted.stale_reliability(FIGURES))
+        if STALE:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -35,3 +46,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("reliability figures" + (" (soak)" if SOAK else ""))
         for name, value in sorted(FIGURES.items()):
             terminalreporter.write_line(f"{name}: {value:,}")
+    if STALE:
+        terminalreporter.section("stale figures in README.md", red=True)
+        for line in STALE:
+            terminalreporter.write_line(line)

@@ -41,7 +41,8 @@ def stored(kind, revision, expires, body_type, body):
     except UnicodeDecodeError:
         raise ValueError("stored body is not valid UTF-8") from None
     except ValueError as error:
-        raise ValueError(f"stored body is not valid JSON ({error.msg})") from None
+        raise ValueError(f"stored body is not valid JSON ({error.msg}: line "
+                         f"{error.lineno}, column {error.colno})") from None
     payload(kind, decoded)
     return decoded
 

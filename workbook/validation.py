@@ -53,8 +53,10 @@ def shown(value):
 
 
 def bound(number):
-    """Write the spec's large bounds the way the spec writes them."""
-    return {10**10: "10**10", 2**63 - 1: "2**63-1", 2**63 - 2: "2**63-2"}.get(number, str(number))
+    """Write a large bound the way the code writes it: 10**10, not 10000000000."""
+    large = {10**10: "10**10", 10**10 + 86400: "10**10+86400",
+             2**63 - 1: "2**63-1", 2**63 - 2: "2**63-2"}
+    return large.get(number, str(number))
 
 # %% ../notebooks/01-purpose-and-validation.ipynb #c01-010
 def identity(tenant, kind, key):
