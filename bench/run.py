@@ -2,6 +2,7 @@
 
     python -m bench.run            # the full run (about two minutes on 2 cores)
     python -m bench.run --quick    # seconds; checks the code, figures meaningless
+    python -m bench.run --setup    # also a fresh clone to the lab and to a green make test (make bench-record)
 """
 
 import argparse
@@ -13,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import contention, growth, impls, notebooks, overhead, report
+from bench import contention, growth, impls, notebooks, overhead, report, setup
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +45,7 @@ PARTS = ("overhead", "growth", "contention", "notebooks")
 
 
 def run(out, quick=False, proposal=impls.DEFAULT_PROPOSAL, notebooks_dir=ROOT / "notebooks",
-        skip=(), log=print):
+        skip=(), log=print, with_setup=False):
     plan = QUICK if quick else FULL
     started = time.perf_counter()
     keep = []
@@ -86,11 +87,16 @@ def run(out, quick=False, proposal=impls.DEFAULT_PROPOSAL, notebooks_dir=ROOT / 
             results["notebooks"] = notebooks.measure(notebooks_dir,
                                                      repeats=1 if quick else 2)
             timed_part("notebooks", since)
+        if with_setup:
+            since = time.perf_counter()
+            results["setup"] = setup.measure(log=log)
+            timed_part("setup", since)
     finally:
         for folder in keep:
             folder.cleanup()
     results["environment"] = {
-        "command": "python -m bench.run" + (" --quick" if quick else ""),
+        "command": "python -m bench.run" + (" --quick" if quick else "")
+                   + (" --setup" if with_setup else ""),
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
         "cpus": os.cpu_count(), "platform": platform.platform(terse=True),
@@ -109,9 +115,13 @@ def main(argv=None):
                              "('' to skip)")
     parser.add_argument("--notebooks", default=str(ROOT / "notebooks"))
     parser.add_argument("--skip", action="append", default=[], choices=PARTS)
+    parser.add_argument("--setup", action="store_true",
+                        help="also time a fresh clone to the lab and to a green make test "
+                             "(bench/setup.py, about two minutes more)")
     args = parser.parse_args(argv)
     results, text = run(args.out, args.quick, args.proposal or None, args.notebooks,
-                        args.skip, log=lambda m: print(m, file=sys.stderr, flush=True))
+                        args.skip, log=lambda m: print(m, file=sys.stderr, flush=True),
+                        with_setup=args.setup)
     print(text)
     print(f"written: {Path(args.out) / 'report.md'}, results.json, bench.png")
     return results
