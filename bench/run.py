@@ -7,6 +7,7 @@
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import sqlite3
@@ -45,7 +46,7 @@ PARTS = ("overhead", "growth", "contention", "notebooks")
 
 
 def run(out, quick=False, proposal=impls.DEFAULT_PROPOSAL, notebooks_dir=ROOT / "notebooks",
-        skip=(), log=print, with_setup=False):
+        skip=(), log=print, with_setup=False, setup_from=None):
     plan = QUICK if quick else FULL
     started = time.perf_counter()
     keep = []
@@ -87,7 +88,9 @@ def run(out, quick=False, proposal=impls.DEFAULT_PROPOSAL, notebooks_dir=ROOT / 
             results["notebooks"] = notebooks.measure(notebooks_dir,
                                                      repeats=1 if quick else 2)
             timed_part("notebooks", since)
-        if with_setup:
+        if setup_from:
+            results["setup"] = json.loads(Path(setup_from).read_text())
+        elif with_setup:
             since = time.perf_counter()
             results["setup"] = setup.measure(log=log)
             timed_part("setup", since)
@@ -118,10 +121,12 @@ def main(argv=None):
     parser.add_argument("--setup", action="store_true",
                         help="also time a fresh clone to the lab and to a green make test "
                              "(bench/setup.py, about two minutes more)")
+    parser.add_argument("--setup-from", help="take the set-up figures from this setup.json "
+                                             "(written by python -m bench.setup) instead")
     args = parser.parse_args(argv)
     results, text = run(args.out, args.quick, args.proposal or None, args.notebooks,
                         args.skip, log=lambda m: print(m, file=sys.stderr, flush=True),
-                        with_setup=args.setup)
+                        with_setup=args.setup, setup_from=args.setup_from)
     print(text)
     print(f"written: {Path(args.out) / 'report.md'}, results.json, bench.png")
     return results

@@ -10,7 +10,8 @@
 
 Each runs in its own clone in a temporary folder, which is removed. "Empty caches" points uv
 and pip at empty temporary cache folders, so every package comes from the index. Writes
-build/bench/setup.json and prints a table. Committed work only: a clone holds HEAD.
+build/bench/setup.json and prints a table. Committed work only: a clone holds HEAD (or the
+commit given), which must pass make test: a record that disagrees with its tree fails there.
 """
 import argparse
 import json
@@ -38,9 +39,11 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def clone(folder):
+def clone(folder, commit=None):
     started = time.perf_counter()
     subprocess.run(["git", "clone", "-q", str(ROOT), str(folder)], check=True)
+    if commit:
+        subprocess.run(["git", "checkout", "-q", commit], cwd=folder, check=True)
     return time.perf_counter() - started
 
 
@@ -63,9 +66,9 @@ def serving(port, token):
     return {FIRST, "README.md"} <= names
 
 
-def to_lab(folder, env, limit=300):
+def to_lab(folder, env, commit=None, limit=300):
     """Seconds from a fresh clone to JupyterLab serving my-workbook/ through make lab."""
-    cloned = clone(folder)
+    cloned = clone(folder, commit)
     port, token = free_port(), secrets.token_hex(16)
     log = open(folder.parent / "lab.log", "w")
     started = time.perf_counter()
@@ -88,9 +91,9 @@ def to_lab(folder, env, limit=300):
             "installer": installer}
 
 
-def to_green_tests(folder, env):
+def to_green_tests(folder, env, commit=None):
     """Seconds from a fresh clone to a passing make test, and what it reported."""
-    cloned = clone(folder)
+    cloned = clone(folder, commit)
     started = time.perf_counter()
     result = subprocess.run(["make", "test"], cwd=folder, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -101,11 +104,12 @@ def to_green_tests(folder, env):
             "summary": summary[-1] if summary else ""}
 
 
-def measure(warm=False, log=print):
+def measure(warm=False, commit=None, log=print):
     results = {"warm": warm,
                "environment": {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(),
                                "python": platform.python_version(),
-                               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                               "commit": subprocess.run(["git", "rev-parse", "--short",
+                                                         commit or "HEAD"],
                                                         cwd=ROOT, capture_output=True,
                                                         text=True).stdout.strip()}}
     with tempfile.TemporaryDirectory(prefix="workbook-setup-") as scratch:
@@ -113,7 +117,7 @@ def measure(warm=False, log=print):
         for name, step in (("lab", to_lab), ("test", to_green_tests)):
             caches = None if warm else scratch / f"caches-{name}"
             log(f"{name}: from a fresh clone ({'warm' if warm else 'empty'} caches) ...")
-            results[name] = step(scratch / name / "repo", environment(caches))
+            results[name] = step(scratch / name / "repo", environment(caches), commit)
             log(f"{name}: {results[name]['seconds']} s")
     return results
 
@@ -121,9 +125,10 @@ def measure(warm=False, log=print):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", action="store_true", help="use this machine's package caches")
+    parser.add_argument("--commit", help="clone this commit instead of HEAD (it must pass make test)")
     parser.add_argument("--out", default=str(ROOT / "build" / "bench"))
     args = parser.parse_args(argv)
-    results = measure(warm=args.warm)
+    results = measure(warm=args.warm, commit=args.commit)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "setup.json").write_text(json.dumps(results, indent=1) + "\n")
