@@ -99,7 +99,7 @@ class PostgresBackend(Backend):
 
     name = "postgres"
 
-    def __init__(self, server, prefix="store", share=5):
+    def __init__(self, server, prefix="store", share=10):
         from workbook import postgres
         super().__init__(postgres)
         self.server, self.prefix, self.share = server, prefix, share

