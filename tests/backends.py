@@ -186,6 +186,10 @@ class PostgresBackend(Backend):
         return self.physical_rows(db), self.counter(db)
 
     def close(self):
+        """Drop what this run made on the server; a temporary server goes whole instead."""
+        if isinstance(self.server, self.store.TemporaryServer):
+            self.admin.close()
+            return
         for schema in self.installed:
             self.store.uninstall(self.admin, schema)
         self.admin.execute(self.store.sql.SQL("DROP OWNED BY {}").format(

@@ -34,8 +34,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                               'workbook/postgres.py'),
                                    'workbook.postgres.TemporaryServer.start': ( 'appendix-postgres.html#temporaryserver.start',
                                                                                 'workbook/postgres.py'),
-                                   'workbook.postgres.TemporaryServer.stop': ( 'appendix-postgres.html#temporaryserver.stop',
-                                                                               'workbook/postgres.py'),
                                    'workbook.postgres.TemporaryServer.system_user': ( 'appendix-postgres.html#temporaryserver.system_user',
                                                                                       'workbook/postgres.py'),
                                    'workbook.postgres.connect': ('appendix-postgres.html#connect', 'workbook/postgres.py'),

@@ -57,7 +57,7 @@ def programs():
 
 # %% ../notebooks/appendix-postgres.ipynb #apg-008
 class TemporaryServer:
-    """A PostgreSQL cluster of its own in a temporary folder: initdb, start, stop, remove.
+    """A PostgreSQL cluster of its own in a temporary folder: initdb, start, kill, remove.
 
     It listens only on a Unix socket inside its folder and trusts every local connection,
     so nothing outside this machine can reach it. Running as root, it runs the server as
@@ -152,14 +152,11 @@ class TemporaryServer:
                 pass
         self.process.wait()
 
-    def stop(self):
-        """A fast shutdown: roll back open transactions, write a checkpoint, exit."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            self.process.wait(timeout=60)
-
     def remove(self):
-        self.stop()
+        """Stop at once (SIGQUIT, an immediate shutdown: nothing here is kept) and delete it all."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)
+            self.process.wait(timeout=60)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
