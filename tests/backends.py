@@ -23,6 +23,10 @@ import workbook.store
 from workbook import demo, reference
 
 SQLITE_RAISES = (OverflowError, UnicodeEncodeError, sqlite3.IntegrityError)
+# The tests' servers are throwaway clusters: fsync off, because what these tests kill is the
+# server's processes, never the machine, and what PostgreSQL has handed to the kernel survives
+# a process crash. (The appendix's and make bench-postgres's servers keep fsync on.)
+TEST_SERVER_SETTINGS = {"fsync": "off"}
 
 
 def rebound(function, **names):
@@ -60,7 +64,6 @@ class Backend:
 
 class SQLiteBackend(Backend):
     name = "sqlite"
-    share = 1               # every count at full size
 
     def __init__(self):
         super().__init__(workbook.store)

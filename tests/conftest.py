@@ -65,15 +65,10 @@ def backend(request):
     return request.getfixturevalue("postgres_backend")
 
 
-# A throwaway cluster: fsync off, because what these tests kill is the server's processes,
-# never the machine, and what PostgreSQL has handed to the kernel survives a process crash.
-TEST_SERVER_SETTINGS = {"fsync": "off"}
-
-
 @pytest.fixture(scope="session")
 def postgres_server():
     from workbook.postgres import workbook_server
-    with workbook_server(TEST_SERVER_SETTINGS) as server:
+    with workbook_server(backends.TEST_SERVER_SETTINGS) as server:
         yield server
 
 

@@ -36,7 +36,7 @@ import workbook.deletion
 import workbook.records
 import workbook.validation
 import workbook.writes
-from conftest import TEST_SERVER_SETTINGS
+from backends import TEST_SERVER_SETTINGS
 from soak import scaled
 from workbook.reference import Reference, outcome
 from workbook.store import connect, forget, purge, put
