@@ -8,7 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
 
-.PHONY: lab lab-update author test venv export notebooks student grade pins bench bench-record bench-peers bench-setup
+.PHONY: lab lab-update author test venv export notebooks student grade pins bench bench-record bench-peers bench-setup \
+        bench-postgres bench-postgres-record
 
 venv:
 	@scripts/venv
@@ -77,6 +78,17 @@ bench-record: venv
 	$(PY) -m bench.run --setup
 	mkdir -p docs/bench
 	cp build/bench/report.md build/bench/results.json build/bench/bench.png docs/bench/
+
+# The PostgreSQL appendix's concurrency figures (issue 15): the same compare-and-swap workloads
+# on the SQLite store and on a temporary PostgreSQL server, as ratios (about half a minute).
+# Writes build/bench/postgres.json and postgres.md; bench-postgres-record keeps them in
+# docs/bench/, which the appendix quotes (re-execute it afterwards).
+bench-postgres: venv
+	$(PY) -m bench.postgres
+
+bench-postgres-record: bench-postgres
+	mkdir -p docs/bench
+	cp build/bench/postgres.json build/bench/postgres.md docs/bench/
 
 # What a new user waits for, each from a fresh clone (issue 12): to JupyterLab serving the
 # learner's copy (target 20 s) and to a green make test (target 90 s), with empty package

@@ -37,7 +37,7 @@ from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.timeline import checkpoint, fact
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) + ["appendix-postgres.ipynb"]
 SCRATCH = "explorer-check.ipynb"
 SHOTS = ROOT / "build" / "browser"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")

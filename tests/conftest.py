@@ -1,4 +1,5 @@
 import collections
+import os
 import sys
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 # Lets tests import the spec's reference code (tests/spec_reference.py) by name.
 sys.path.insert(0, str(Path(__file__).parent))
 
+import backends  # noqa: E402
 import quoted  # noqa: E402
 from soak import SOAK  # noqa: E402
 
@@ -50,3 +52,31 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("stale figures in README.md", red=True)
         for line in STALE:
             terminalreporter.write_line(line)
+
+
+# The store's backends (tests/backends.py): every test that takes `backend` runs once on
+# SQLite and once on PostgreSQL. The PostgreSQL server is started once per test process (each
+# pytest-xdist worker has its own; about half a second) and removed at the end, or is the one
+# WORKBOOK_POSTGRES_URL names. If it cannot be had, its tests fail with the reason.
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def backend(request):
+    if request.param == "sqlite":
+        return backends.SQLITE
+    return request.getfixturevalue("postgres_backend")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    from workbook.postgres import workbook_server
+    with workbook_server(backends.TEST_SERVER_SETTINGS) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_backend(postgres_server):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    # On a shared server (WORKBOOK_POSTGRES_URL), schemas and the role carry this run's name.
+    prefix = "store" if hasattr(postgres_server, "kill") else f"wb_{os.getpid()}_{worker}"
+    store = backends.PostgresBackend(postgres_server, prefix=prefix)
+    yield store
+    store.close()

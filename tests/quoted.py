@@ -85,6 +85,17 @@ RELIABILITY = [
     (r"([\d,]+) generated tampered rows", "tampered rows read"),
     (r"the spec's ([\d,]+) broken copies",
      "spec mutants killed (spec suite and model cross-check each)"),
+    # The same tests on PostgreSQL (tests/backends.py), named with the backend in front.
+    (r"the spec's ([\d,]+) tests on the server", "postgres: spec tests passed through the backend fixture"),
+    (r"([\d,]+) seeded operations on the server", "postgres: model cross-check: operations"),
+    (r"on the server with ([\d,]+) comparisons", "postgres: model cross-check: comparisons"),
+    (r"([\d,]+) hostile calls on the server", "postgres: hostile inputs: tried"),
+    (r"\(([\d,]+) refused, every row", "postgres: hostile inputs: rejected"),
+    (r"([\d,]+) tampered server rows", "postgres: tampered rows read"),
+    (r"([\d,]+) server crash trials", "postgres: crash trials survived"),
+    (r"then restarted\): ([\d,]+) kills", "postgres: crash trials: killed mid-operation"),
+    (r"([\d,]+) of them just after an acknowledged commit",
+     "postgres: crash trials: killed after the commit, before returning"),
 ]
 
 

@@ -8,6 +8,17 @@ statements). After each trial the parent reopens the file and checks: the integr
 check passes; the whole database equals its state just before the operation or the
 state the reference model predicts just after it; the counter is at least every stored
 revision; and no revision is ever returned to a caller twice.
+
+On PostgreSQL (the `backend` fixture's second run) the client survives and the server dies:
+the trials run on a server of their own, and the operation's Nth traced line of the store's
+Python SIGKILLs the server and every process it started ("line" mode), or the first line
+after the server acknowledged the COMMIT does ("commit" mode: the write was reported as
+committed, so it must survive). Then the server is started again, recovers from its WAL,
+and is checked the same way, with amcheck's index and heap checks for the integrity check.
+Fewer trials there, since each kill costs a restart (scaled up under WORKBOOK_SOAK=1).
+A kill lands between two of the store's statements (or just after the acknowledged COMMIT),
+never inside the server's processing of one: what PostgreSQL does within a statement when
+it dies is its own crash safety, which these trials do not target.
 """
 import json
 import os
@@ -19,10 +30,13 @@ import traceback
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import pytest
+
 import workbook.deletion
 import workbook.records
 import workbook.validation
 import workbook.writes
+from backends import TEST_SERVER_SETTINGS
 from soak import scaled
 from workbook.reference import Reference, outcome
 from workbook.store import connect, forget, purge, put
@@ -33,7 +47,7 @@ STORE_FILES = {module.__file__ for module in (
 LONGEST = {"sqlite": {"put": 110, "forget": 30, "purge": 30},
            "python": {"put": 70, "forget": 16, "purge": 16}}
 TENANTS, KINDS, KEYS = ("orchard", "harbour"), ("checkpoint", "fact"), ("a", "b", "c")
-OPERATIONS = {"put": put, "forget": forget, "purge": purge}
+OPERATIONS = {"put": put, "forget": forget, "purge": purge}   # SQLite's; PostgreSQL's below
 
 
 def snapshot(path):
@@ -124,50 +138,154 @@ def trial(path, operation, mode, steps):
     return False, json.loads(reported)
 
 
-def test_killed_operations_leave_before_or_after(figures):
-    rng = random.Random(20261130)
+class FileCrashes:
+    """SQLite: a forked child runs the operation on the file and is killed inside it."""
+
+    modes = ["sqlite", "sqlite", "python"]
+    longest = LONGEST
     trials = scaled(200, 3000)
-    tally = dict.fromkeys(["killed", "completed", "killed, found before",
-                           "killed, found after", "no change either way"], 0)
-    returned = set()            # every revision a put has handed to its caller
+
+    def __init__(self, folder):
+        self.path = Path(folder) / "crash.db"
+        connect(self.path).close()
+
+    def snapshot(self):
+        return snapshot(self.path)
+
+    def trial(self, operation, mode, steps):
+        killed, reported = trial(self.path, operation, mode, steps)
+        return killed, reported
+
+    def close(self):
+        pass
+
+
+class ServerCrashes:
+    """PostgreSQL: the operation runs here, and the server is killed under it."""
+
+    modes = ["line", "line", "commit"]
+    longest = {"line": {"put": 100, "forget": 24, "purge": 24}}
+    trials = scaled(8, 150)
+
+    def __init__(self, folder):
+        from workbook import postgres
+        self.postgres = postgres
+        self.server = postgres.TemporaryServer(TEST_SERVER_SETTINGS)
+        try:
+            self.server.create()
+        except postgres.ServerUnavailable as error:
+            pytest.fail("the crash trials SIGKILL a server, so they start one of their own "
+                        f"(never WORKBOOK_POSTGRES_URL's), and could not: {error}")
+        admin = self.admin()
+        admin.execute("CREATE EXTENSION amcheck")
+        self.password = postgres.create_role(admin)
+        postgres.install(admin, "crash")
+        admin.close()
+        self.files = {postgres.__file__, workbook.validation.__file__}
+
+    def admin(self):
+        return self.postgres.psycopg.connect(self.server.conninfo(), autocommit=True)
+
+    def snapshot(self):
+        with self.admin() as admin:
+            admin.execute("SELECT bt_index_check('crash.records_pkey', true)")
+            assert admin.execute("SELECT count(*) FROM verify_heapam('crash.records')"
+                                 ).fetchone() == (0,)
+            rows = sorted(admin.execute(
+                "SELECT tenant, kind, key, revision, expires, body FROM crash.records"))
+            return rows, admin.execute("SELECT value FROM crash.sequence").fetchone()[0]
+
+    def trial(self, operation, mode, steps):
+        """Run one operation; return (killed, what it returned or raised, None if it failed)."""
+        postgres = self.postgres
+        db = postgres.connect(self.server.conninfo(postgres.STORE_ROLE, password=self.password,
+                                                   options="-c search_path=crash"))
+        left, seen = [steps], {"transaction": False, "killed": False}
+
+        def trace(frame, event, argument):
+            if frame.f_code.co_filename not in self.files:
+                return None
+            if event == "line" and not seen["killed"]:
+                left[0] -= 1
+                status = db.info.transaction_status
+                seen["transaction"] |= status == postgres.TransactionStatus.INTRANS
+                committed = seen["transaction"] and status == postgres.TransactionStatus.IDLE
+                if (left[0] == 0) if mode == "line" else committed:
+                    self.server.kill()
+                    seen["killed"] = True
+            return trace
+
+        sys.settrace(trace)
+        try:
+            reported = outcome(getattr(postgres, operation[0]), db, *operation[1:])
+        except postgres.psycopg.OperationalError:
+            reported = None         # the server died under the operation
+        finally:
+            sys.settrace(None)
+        db.close()
+        if seen["killed"]:
+            self.server.start()     # crash recovery replays the WAL
+        return seen["killed"], None if reported is None else json.loads(json.dumps(reported))
+
+    def close(self):
+        self.server.remove()
+
+
+def test_killed_operations_leave_before_or_after(backend, figures):
     with TemporaryDirectory() as folder:
-        path = Path(folder) / "crash.db"
-        connect(path).close()
-        now = 100
-        for number in range(trials):
-            before = snapshot(path)
-            model = model_of(before)
-            operation = choose(rng, model, now)
-            predicted = outcome(getattr(model, operation[0]), *operation[1:])
-            after = (model.physical_rows(), model.counter)
-            mode = rng.choice(["sqlite", "sqlite", "python"])
-            steps = rng.randint(1, LONGEST[mode][operation[0]])
+        crashes = (FileCrashes if backend.name == "sqlite" else ServerCrashes)(folder)
+        try:
+            run_trials(crashes, backend, figures)
+        finally:
+            crashes.close()
 
-            killed, reported = trial(path, operation, mode, steps)
 
-            found = snapshot(path)
-            where = f"trial {number}: {operation[:4]} killed at {mode} step {steps}"
-            assert found in (before, after), where
-            rows, counter = found
-            assert all(row[3] <= counter for row in rows), where
-            if killed:
-                tally["killed"] += 1
-                if before == after:
-                    tally["no change either way"] += 1
-                else:
-                    tally["killed, found before" if found == before else "killed, found after"] += 1
+def run_trials(crashes, backend, figures):
+    rng = random.Random(20261130)
+    trials = crashes.trials
+    tally = dict.fromkeys(["killed", "completed", "killed, found before",
+                           "killed, found after", "no change either way",
+                           "killed after the commit, returned"], 0)
+    returned = set()            # every revision a put has handed to its caller
+    now = 100
+    for number in range(trials):
+        before = crashes.snapshot()
+        model = model_of(before)
+        operation = choose(rng, model, now)
+        predicted = outcome(getattr(model, operation[0]), *operation[1:])
+        after = (model.physical_rows(), model.counter)
+        mode = rng.choice(crashes.modes)
+        steps = rng.randint(1, crashes.longest[mode][operation[0]]) if mode in crashes.longest else 0
+
+        killed, reported = crashes.trial(operation, mode, steps)
+
+        found = crashes.snapshot()
+        where = f"trial {number}: {operation[:4]} killed at {mode} step {steps}"
+        assert found in (before, after), where
+        rows, counter = found
+        assert all(row[3] <= counter for row in rows), where
+        if reported is not None:        # the caller was told: committed means kept
+            assert reported == json.loads(json.dumps(predicted)), where
+            assert found == after, where
+            if operation[0] == "put" and reported[0] == "returned":
+                assert reported[1] not in returned, where
+                returned.add(reported[1])
+        if killed:
+            tally["killed"] += 1
+            if reported is not None:
+                tally["killed after the commit, returned"] += 1
+            if before == after:
+                tally["no change either way"] += 1
             else:
-                tally["completed"] += 1
-                assert reported == json.loads(json.dumps(predicted)), where
-                assert found == after, where
-                if operation[0] == "put" and reported[0] == "returned":
-                    assert reported[1] not in returned, where
-                    returned.add(reported[1])
-            now += rng.randint(0, 3)
+                tally["killed, found before" if found == before else "killed, found after"] += 1
+        else:
+            tally["completed"] += 1
+        now += rng.randint(0, 3)
 
-    print(f"\ncrash trials: {trials}, {tally}")
+    print(f"\ncrash trials ({backend.name}): {trials}, {tally}")
     assert tally["killed"] >= trials // 2
     assert tally["killed, found before"] > 0 and tally["killed, found after"] > 0
-    figures["crash trials survived"] += trials
-    figures["crash trials: killed mid-operation"] += tally["killed"]
-    figures["crash trials: killed after the commit, before returning"] += tally["killed, found after"]
+    figures[backend.figure("crash trials survived")] += trials
+    figures[backend.figure("crash trials: killed mid-operation")] += tally["killed"]
+    figures[backend.figure("crash trials: killed after the commit, before returning")] += \
+        tally["killed, found after"]

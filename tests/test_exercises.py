@@ -11,7 +11,9 @@ import pytest
 from workbook.exercises import Exercise, NotYet, ____, answers
 
 EXERCISES = [(chapter, name, getattr(importlib.import_module(f"workbook.exercises.ch{chapter}"), name))
-             for chapter in range(1, 7) for name in ("q1", "q2", "q3")]
+             for chapter in range(1, 7) for name in ("q1", "q2", "q3")] + [
+    ("A", name, getattr(importlib.import_module("workbook.exercises.postgres"), name))
+    for name in ("q1", "q2", "q3")]
 
 
 def lines(capsys):

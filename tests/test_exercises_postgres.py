@@ -1,0 +1,80 @@
+"""The PostgreSQL appendix's checks: each worked answer passes, typical near-misses do not."""
+import pytest
+
+from workbook.exercises import answers
+from workbook.exercises.postgres import practise_on, q1, q2, q3
+
+
+@pytest.fixture(scope="module", autouse=True)
+def server(postgres_server):
+    practise_on(postgres_server)
+    return postgres_server
+
+
+def solution(exercise):
+    namespace = {"____": None}
+    exec(answers()[exercise.number], namespace)
+    return namespace
+
+
+def test_each_worked_answer_is_correct():
+    assert q1.verdict(solution(q1)["next_ticket"]).correct
+    assert q2.verdict(solution(q2)["policy"]).correct
+    assert q3.verdict(solution(q3)["add_item"]).correct
+
+
+def test_a_plain_read_before_the_update_hands_out_a_ticket_twice():
+    def read_then_write(db):
+        with db.transaction():
+            value = db.execute("SELECT value FROM tickets").fetchone()[0]
+            db.execute("UPDATE tickets SET value = %s", (value + 1,))
+        return value + 1
+    verdict = q1.verdict(read_then_write)
+    assert verdict.status == "not yet" and "both got ticket 2" in verdict.sentence
+
+
+def test_an_update_that_adds_one_in_place_is_correct_too():
+    def in_place(db):
+        return db.execute("UPDATE tickets SET value = value + 1 RETURNING value").fetchone()[0]
+    assert q1.verdict(in_place).correct
+
+
+@pytest.mark.parametrize("policy, says", [
+    ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant'))",
+     "raised an error"),
+    ("CREATE POLICY p ON notes FOR SELECT USING (tenant = current_setting('workbook.tenant', true))",
+     "FOR SELECT covers reading only"),
+    ("CREATE POLICY p ON notes USING (true)", "sees 5 notes"),
+    ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true)) "
+     "WITH CHECK (true)", "could write a note for harbour"),
+    ("CREATE POLICY p ON nowhere USING (true)", "the server refused your statement"),
+])
+def test_policies_that_leak_or_fail_are_named(policy, says):
+    verdict = q2.verdict(policy)
+    assert verdict.status == "not yet" and says in verdict.sentence, verdict
+
+
+def test_letting_the_conflict_out_or_writing_over_the_rival_is_named():
+    def no_retry(store, db, item, now):
+        record = store.get(db, "orchard", "checkpoint", "run-a", now)
+        value = record["value"]
+        value["items"].append(item)
+        store.put(db, "orchard", "checkpoint", "run-a", value, record["revision"], now, 60)
+    assert "let the Conflict out" in q3.verdict(no_retry).sentence
+
+    def swallows(store, db, item, now):
+        try:
+            no_retry(store, db, item, now)
+        except store.Conflict:
+            pass
+    assert "the items are ['rival']" in q3.verdict(swallows).sentence
+
+
+def test_checks_leave_no_scratch_schema_behind(server):
+    from workbook import postgres
+    with postgres.psycopg.connect(server.conninfo()) as admin:
+        left = admin.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'exercise%'"
+                             ).fetchall()
+        roles = admin.execute("SELECT rolname FROM pg_roles WHERE rolname = 'exercise_store'"
+                              ).fetchall()
+    assert left == [] and roles == []
