@@ -4,6 +4,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
 
 # Lets tests import the spec's reference code (tests/spec_reference.py) by name.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -11,6 +13,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 import backends  # noqa: E402
 import quoted  # noqa: E402
 from soak import SOAK  # noqa: E402
+
+# Hypothesis draws the same examples on every run (as its own "ci" profile does), so that the
+# counts the README quotes are the counts every make test finds; make soak draws new ones.
+settings.register_profile("workbook", derandomize=not SOAK, print_blob=True)
+settings.load_profile("workbook")
 
 # Reliability figures: tests add counts with figures["name"] += n; the end of the run prints them.
 # Under pytest-xdist each worker counts its own and hands them to the controller when it stops.
