@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from classroom import runner  # noqa: E402  (first: sets the environment the libraries load with)
+from classroom import runner  # noqa: E402
 from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters  # noqa: E402
 from classroom.gradebook import as_json, grade_class, summary, write  # noqa: E402
 
@@ -31,25 +31,30 @@ def cores():
         return os.cpu_count() or 1
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Grade a class folder with the instructor's own checks.")
-    parser.add_argument("submission", help="the class folder: one sub-folder or notebook per student")
-    parser.add_argument("--out", default=str(ROOT / "build" / "grades"),
+def parser():
+    options = argparse.ArgumentParser(description="Grade a class folder with the instructor's own checks.")
+    options.add_argument("submission", help="the class folder: one sub-folder or notebook per student")
+    options.add_argument("--out", default=str(ROOT / "build" / "grades"),
                         help="where to write gradebook.csv, feedback/ and grades.json (default build/grades)")
-    parser.add_argument("--timeout", type=float, default=10,
+    options.add_argument("--timeout", type=float, default=10,
                         help="seconds each cell may run before it is interrupted and fails (default 10)")
-    parser.add_argument("--jobs", type=int, default=cores(),
+    options.add_argument("--jobs", type=int, default=cores(),
                         help="chapters graded at once, each in its own process (default: the cores, %(default)s)")
-    parser.add_argument("--json", action="store_true", help="print the grades as JSON instead of a summary")
-    arguments = parser.parse_args(argv)
+    options.add_argument("--json", action="store_true", help="print the grades as JSON instead of a summary")
+    return options
+
+
+def main(argv=None):
+    options = parser()
+    arguments = options.parse_args(argv)
     if arguments.timeout <= 0:
-        parser.error("--timeout must be a positive number of seconds")
+        options.error("--timeout must be a positive number of seconds")
     if arguments.jobs < 1:
-        parser.error("--jobs must be at least 1")
+        options.error("--jobs must be at least 1")
     if not Path(arguments.submission).is_dir():
-        parser.error(f"SUBMISSION: {arguments.submission} is not a folder")
+        options.error(f"SUBMISSION: {arguments.submission} is not a folder")
+    runner.preload()  # before anything imports numpy or matplotlib
     chapters = graded_chapters(SOURCE, GRADED)
-    runner.preload()
     book = grade_class(arguments.submission, chapters, arguments.timeout, arguments.jobs)
     if not book.grades:
         print(f"no students in {arguments.submission}: expected one sub-folder or notebook per student",

@@ -258,7 +258,8 @@ def feedback_text(grades):
 def as_json(book):
     return {
         "chapters": [chapter.stem for chapter in book.chapters],
-        "timeout_seconds": book.limit,
+        "run": {"jobs": book.parallel, "peak": book.peak, "chapters": book.chapters_run,
+                "timeout_seconds": book.limit},
         "students": [{"student": clean(g.student), "points": g.points, "maximum": g.maximum,
                       "exercises": [asdict(m) for m in g.marks], "notes": g.notes}
                      for g in book.grades],

@@ -59,7 +59,7 @@ def grade_metadata(exercise):
 def release_notebook(chapter, solutions):
     """The chapter for the class: with solutions and hidden tests (nbgrader's source), or without
     them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out)."""
-    notebook = copy.deepcopy(chapter.notebook)
+    notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
     answers = {e.answer_id: e for e in chapter.exercises}
     checks = {e.check_id: e for e in chapter.exercises}
     for cell in notebook.cells:
@@ -101,7 +101,9 @@ def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
     for chapter in graded_chapters(source, stems):
         assignment = out / "source" / chapter.stem
         assignment.mkdir(parents=True)
-        nbformat.write(release_notebook(chapter, solutions=True), assignment / chapter.filename)
-        nbformat.write(release_notebook(chapter, solutions=False), out / "handout" / chapter.filename)
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=True)),
+                       assignment / chapter.filename)
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
+                       out / "handout" / chapter.filename)
         written.append(chapter.filename)
     return written

@@ -26,18 +26,18 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-# Before numpy loads: one BLAS thread (the grader forks, and there are few cores to share).
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_variable] = "1"
-os.environ["MPLBACKEND"] = "agg"
-
 # Imported once in the grading process and shared by every child (copy-on-write after fork).
 PRELOAD = ("numpy", "pandas", "matplotlib", "matplotlib.pyplot", "ipywidgets",
            "IPython.core.interactiveshell", "traitlets.config")
+# Set before the libraries load: one BLAS thread (the grader forks, and there are few cores to
+# share) and matplotlib's Agg backend (nothing is ever shown).
+GRADING = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "agg"}
 ENVIRONMENT = {"WORKBOOK_HIDE_SOLUTIONS": "1"}
 
 
 def preload():
+    """Make this process the grading process: its environment, then the shared libraries."""
+    os.environ.update(GRADING)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -166,6 +166,9 @@ def child(job, limit, channel, workdir):
         config.HistoryManager.enabled = False
         shell = InteractiveShell.instance(config=config)
         shell.display_formatter.active_types = ["text/plain"]
+        # Nobody reads the output: formatting a traceback would only cost time.
+        shell.showtraceback = lambda *args, **kwargs: None
+        shell.showsyntaxerror = lambda *args, **kwargs: None
 
         def close_figures(result):
             pyplot = sys.modules.get("matplotlib.pyplot")
@@ -228,7 +231,7 @@ class Runner:
     def __init__(self, limit, jobs, grace=None):
         self.limit = limit
         self.parallel = max(1, jobs)
-        self.grace = grace if grace is not None else max(2.0, limit / 2)
+        self.grace = grace if grace is not None else max(1.0, limit / 2)
         self.peak = 0  # the most children that ran at once
 
     def start(self, job, selector, running):

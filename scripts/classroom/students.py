@@ -94,7 +94,10 @@ class Edition:
         return self.answer(number, without_markers(original.source))
 
     def check(self, number, source):
-        self.cell(self.exercises[number].check_id).source = source
+        return self.check_cell(self.exercises[number].check_id, source)
+
+    def check_cell(self, cell_id, source):
+        self.cell(cell_id).source = source
         return self
 
     def delete_check(self, number):
@@ -198,7 +201,9 @@ def first_chapter_tricks():
         "commented-check": (lambda e: e.all_right().check("1.3", "q3.check(to_key)  # done!"), [1, 1, 1]),
         # right answers, 1.2's check cell deleted
         "deleted-check": (lambda e: e.all_right().delete_check("1.2"), [1, 1, 1]),
-        # wrong 1.1; a new cell of the student's own patches the check (only answer cells are run)
+        # right answers; the chapter's own set-up cell replaced (only answer cells are taken)
+        "edited-setup-cell": (lambda e: e.all_right().check_cell("c01-030", "raise SystemExit"), [1, 1, 1]),
+        # wrong 1.1; a new cell of the student's own patches the check (only answer cells are taken)
         "extra-cell": (lambda e: e.all_right().answer("1.1", WRONG["1.1"])
                        .add_cell("c01-030", PATCH_VERDICT), [0, 1, 1]),
         # time and errors
@@ -248,10 +253,11 @@ def write_class(out, chapters, kinds=KINDS, tricks=None, release=None, nested=Fa
         for chapter in chapters:
             save(out, name, chapter, build(Edition(chapter, given[chapter.stem])).notebook, nested)
         written[name] = [chapter.stem for chapter in chapters]
-    first = next(c for c in chapters if c.number == 1)
-    for name, (build, _) in (tricks or {}).items():
-        save(out, name, first, build(Edition(first, given[first.stem])).notebook, nested)
-        written[name] = [first.stem]
+    if tricks:
+        first = next(c for c in chapters if c.number == 1)
+        for name, (build, _) in tricks.items():
+            save(out, name, first, build(Edition(first, given[first.stem])).notebook, nested)
+            written[name] = [first.stem]
     return written
 
 

@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
+from classroom.chapters import load_notebook
 
 
 
@@ -49,7 +49,7 @@ def hidden(path, base):
 def read_notebook(path):
     """The notebook, or (None, reason) when it cannot be read."""
     try:
-        return nbformat.read(path, as_version=4), None
+        return load_notebook(path), None
     except Exception as error:  # invalid JSON, not a notebook, unreadable file
         return None, f"{type(error).__name__}"
 
@@ -58,7 +58,7 @@ def chapter_of(notebook, path, chapters):
     """The stem of the chapter this notebook is, or None."""
     if notebook is not None:
         ids = {cell.get("id") for cell in notebook.cells}
-        grade_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.cells}
+        grade_ids = {nbgrader_id(cell) for cell in notebook.cells}
         scores = []
         for chapter in chapters:
             own_ids = {e.answer_id for e in chapter.exercises} | {e.check_id for e in chapter.exercises}
@@ -71,6 +71,11 @@ def chapter_of(notebook, path, chapters):
         if path.stem == chapter.stem or path.stem.startswith(chapter.stem[:3]):
             return chapter.stem
     return None
+
+
+def nbgrader_id(cell):
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta.get("grade_id") if isinstance(meta, dict) else None
 
 
 def collect(student, paths, chapters, base):
@@ -151,12 +156,11 @@ def answers(notebook, chapter):
     taken = set()
     for exercise in chapter.exercises:
         by_id = [c for c in cells if c.get("id") == exercise.answer_id]
-        by_grade_id = [c for c in cells
-                       if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise.grade_id]
+        by_grade_id = [c for c in cells if nbgrader_id(c) == exercise.grade_id]
         if by_id:
-            found[exercise.number] = Answer(by_id[-1].source, "cell id")
+            found[exercise.number] = Answer(by_id[-1].get("source", ""), "cell id")
         elif by_grade_id:
-            found[exercise.number] = Answer(by_grade_id[-1].source, "grade_id")
+            found[exercise.number] = Answer(by_grade_id[-1].get("source", ""), "grade_id")
         else:
             continue
         taken.add(id(by_id[-1] if by_id else by_grade_id[-1]))
