@@ -90,7 +90,8 @@ class Shell:
 
 @pytest.fixture
 def modules_back():
-    """The hidden tests import the exercise modules afresh; give this process its own back."""
+    """The test imports the exercise modules afresh (and so do the hidden tests); give the rest
+    of this process its own modules back, unpatched."""
     saved = {n: m for n, m in sys.modules.items() if n.startswith("workbook.exercises")}
     yield
     for name in [n for n in sys.modules if n.startswith("workbook.exercises")]:
@@ -106,6 +107,8 @@ def modules_back():
 ], ids=["right", "wrong", "blank", "answer-cell-raised"])
 def test_the_hidden_test_fails_unless_the_fresh_check_says_correct(answer, succeeded, passes, modules_back):
     exercise = read_chapter(CHAPTER_1).exercises[0]
+    for name in [n for n in sys.modules if n.startswith("workbook.exercises")]:
+        del sys.modules[name]  # a copy of the modules for this test alone, to patch below
     exercises = importlib.import_module("workbook.exercises")
     # a patched verdict in the learner's kernel: the hidden test must not believe it
     exercises.Exercise.verdict = lambda self, answer=None: exercises.Verdict(self.number, "correct", "trust me.")
