@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import SOURCE, read_chapter  # noqa: E402
 from classroom.students import KINDS, first_chapter_tricks, write_class  # noqa: E402
+import learner  # noqa: E402  (make lab's learner edition)
 
 LIMIT = 1  # seconds per cell (chapter 1's cells take milliseconds): each loop below costs this much
 EXERCISES = [f"{c}.{n}" for c in range(1, 7) for n in (1, 2, 3)]
@@ -48,6 +49,7 @@ EXPECTED = {
     "tamperer": [0, 0, 0],
     "flat-notebook": [1, 1, 1],
     "unreadable": [0, 0, 0],
+    "learner-edition": [0, 0, 0],
 }
 
 
@@ -56,7 +58,7 @@ def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
     chapter_1 = [read_chapter(SOURCE / "01-purpose-and-validation.ipynb")]
     tricks = first_chapter_tricks()
-    assert set(tricks) | set(KINDS) | {"flat-notebook", "unreadable"} == set(EXPECTED)
+    assert set(tricks) | set(KINDS) | {"flat-notebook", "unreadable", "learner-edition"} == set(EXPECTED)
     write_class(folder, chapter_1, tricks=tricks)
     # A folder of single notebooks named by student works too, and a notebook that is not JSON
     # makes its chapter ungradable for that student alone.
@@ -64,6 +66,10 @@ def graded(tmp_path_factory):
     write_class(folder, chapter_1, kinds={"right": KINDS["right"]})
     (folder / "unreadable").mkdir()
     (folder / "unreadable" / "01-purpose-and-validation.ipynb").write_text('{"cells": [')
+    # make lab's learner edition, handed in untouched: ____ blanks, and `return ____` in to_key
+    (folder / "learner-edition").mkdir()
+    nbformat.write(learner.learner_notebook(SOURCE / "01-purpose-and-validation.ipynb"),
+                   folder / "learner-edition" / "01-purpose-and-validation.ipynb")
     out = tmp_path_factory.mktemp("grades")
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(folder), "--out", str(out),
                            "--timeout", str(LIMIT), "--jobs", "4", "--json"],
@@ -115,6 +121,10 @@ def test_a_right_student_gets_the_checks_own_praise(graded):
 
 def test_a_blank_student_is_not_attempted(graded):
     assert {m["status"] for m in graded["students"]["blank"]["exercises"][:3]} == {"not attempted"}
+
+
+def test_the_learners_blanks_are_not_attempted_to_the_fresh_check_too(graded):
+    assert [verdict(graded, "learner-edition", n)[:2] for n in ("1.1", "1.2", "1.3")] == [(0, "not attempted")] * 3
 
 
 # ---------------------------------------------------------------- the tricks of the issue
