@@ -7,8 +7,10 @@ six-chapter class and compares it with nbgrader's points.
 """
 import csv
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -38,6 +40,7 @@ EXPECTED = {
     "escape-codes": [0, 1, 1],
     "exec-answer": [0, 1, 1],
     "exits-python": [1, 0, 1],
+    "forks-a-sleeper": [1, 1, 1],
     "extra-cell": [0, 1, 1],
     "fake-printed-verdict": [0, 1, 1],
     "ignores-interrupt": [0, 1, 1],
@@ -76,7 +79,7 @@ def graded(tmp_path_factory):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
-    return {"out": out, "json": printed, "stdout": done.stdout, "stderr": done.stderr,
+    return {"folder": folder, "out": out, "json": printed, "stdout": done.stdout, "stderr": done.stderr,
             "students": {s["student"]: s for s in printed["students"]}}
 
 
@@ -201,6 +204,35 @@ def test_a_dead_python_process_fails_one_exercise_not_the_class(graded):
         0, "error", "your answer to 1.2 ended the Python process (exit code 3).")
     assert graded["students"]["exits-python"]["points"] == 2
     assert graded["students"]["right"]["points"] == 3
+
+
+def processes_naming(text):
+    """Processes whose command line holds `text`: for the grader's children (forks, so they
+    keep the grader's command line, which names the class folder), and whatever they forked."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if text.encode() in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_process_left_behind_by_an_answer_neither_holds_up_the_class_nor_survives_it(graded):
+    assert graded["students"]["forks-a-sleeper"]["points"] == 3
+    assert processes_naming(str(graded["folder"])) == []
+    # the probe itself sees a process that names the folder
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", str(graded["folder"])])
+    try:
+        for _ in range(100):  # until it has exec'd
+            if processes_naming(str(graded["folder"])):
+                break
+            time.sleep(0.05)
+        assert processes_naming(str(graded["folder"])) == [sleeper.pid]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_no_output_holds_escape_codes(graded):

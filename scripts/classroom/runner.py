@@ -217,7 +217,9 @@ class Running:
     buffer: bytes = b""
     current: int | None = None
     deadline: float | None = None
-    ended: bool = False
+    ended: bool = False      # it reported the end of the chapter
+    closed: bool = False     # its end of the pipe is closed (or no longer to be trusted)
+    status: int | None = None  # its exit status, once it is gone
     killed: bool = False     # by the grader, for running past the limit and the grace period
     broken: str | None = None  # why the chapter cannot be finished, when it is not an answer's fault
 
@@ -271,14 +273,43 @@ class Runner:
         elif "fatal" in event:
             run.broken = f"the grader could not start the chapter ({event['fatal']['ename']})"
 
+    def read(self, run):
+        """Take in what the child has written so far; note when its end of the pipe closed."""
+        while not run.closed:
+            try:
+                data = os.read(run.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not data:
+                run.closed = True
+                return
+            run.buffer += data
+            *lines, run.buffer = run.buffer.split(b"\n")
+            for line in lines:
+                try:
+                    self.handle(run, json.loads(line))
+                except (ValueError, TypeError, AttributeError, KeyError):
+                    run.broken = "the chapter's cells wrote into the grader's channel"
+                    run.closed = True
+                    return
+
+    def exited(self, run):
+        """Whether the child process is gone (its pipe may outlive it in a process it forked)."""
+        if run.status is None:
+            pid, status = os.waitpid(run.pid, os.WNOHANG)
+            if pid:
+                run.status = status
+        return run.status is not None
+
     def finish(self, run, selector, running, queue):
         selector.unregister(run.fd)
         os.close(run.fd)
         del running[run.fd]
-        kill(run.pid)  # and whatever the chapter's cells left running
-        _, status = os.waitpid(run.pid, 0)
+        kill(run.pid)  # and whatever the chapter's cells left running in its process group
+        if run.status is None:
+            run.status = os.waitpid(run.pid, 0)[1]
         shutil.rmtree(run.workdir, ignore_errors=True)
-        job = run.job
+        job, status = run.job, run.status
         if run.ended:
             return
         if run.broken:
@@ -309,27 +340,20 @@ class Runner:
                 while queue and len(running) < self.parallel:
                     self.start(queue.popleft(), selector, running)
                 deadlines = [r.deadline for r in running.values() if r.deadline is not None]
-                wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else 1.0
+                wait = min(1.0, max(0.0, min(deadlines) - time.monotonic())) if deadlines else 1.0
                 for key, _ in selector.select(timeout=wait):
-                    run = running[key.fd]
-                    try:
-                        data = os.read(run.fd, 1 << 16)
-                    except BlockingIOError:
-                        continue
-                    if not data:
-                        self.finish(run, selector, running, queue)
-                        continue
-                    run.buffer += data
-                    *lines, run.buffer = run.buffer.split(b"\n")
-                    for line in lines:
-                        try:
-                            self.handle(run, json.loads(line))
-                        except (ValueError, TypeError, AttributeError, KeyError):
-                            run.broken = "the chapter's cells wrote into the grader's channel"
-                            kill(run.pid)
+                    self.read(running[key.fd])
                 for run in list(running.values()):
-                    if run.deadline is not None and time.monotonic() > run.deadline and not run.killed:
+                    if not (run.closed or run.ended) and self.exited(run):
+                        self.read(run)  # whatever it wrote before it went
+                        run.closed = True
+                    if run.closed or run.ended or run.broken:
+                        self.finish(run, selector, running, queue)
+                    elif run.deadline is not None and time.monotonic() > run.deadline:
+                        if run.current is None:
+                            run.broken = "the chapter's process did not start within a minute"
                         run.killed = True
+                        run.deadline = None
                         kill(run.pid)
         finally:
             for run in running.values():

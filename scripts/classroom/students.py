@@ -212,6 +212,9 @@ def first_chapter_tricks():
             "1.3", "def to_key(title):\n    import time\n    while True:\n        time.sleep(0.05)"), [1, 1, 0]),
         "ignores-interrupt": (lambda e: endless_loop(e, deaf), [0, 1, 1]),
         "exits-python": (lambda e: e.all_right().answer("1.2", "import os\nos._exit(3)"), [1, 0, 1]),
+        # a process forked in an answer keeps the grader's pipe open for ten minutes
+        "forks-a-sleeper": (lambda e: e.all_right().answer("1.1", e.cell("c01-032").source +
+                            "\nimport os, time\nif os.fork() == 0:\n    time.sleep(600)"), [1, 1, 1]),
         "escape-codes": (lambda e: e.all_right().answer(
             "1.1", 'raise ValueError("\\x1b[31mred alert\\x1b[0m")'), [0, 1, 1]),
         # answer cells found without their cell ids: by nbgrader's grade_id, then by name
