@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import graded_chapters  # noqa: E402
 from classroom.release import write_release  # noqa: E402
-from classroom.students import KINDS, write_class  # noqa: E402
+from classroom.students import DESERVED, KINDS, gradebook_csv, write_class  # noqa: E402
 
 NBGRADER = ROOT / "build" / "nbgrader-venv"
 RUN = ROOT / "build" / "nbgrader-run"
@@ -148,17 +148,5 @@ def test_nbgrader_export_and_the_gradebook_agree_chapter_by_chapter(course):
 
 
 def test_the_class_gets_the_expected_gradebook(course):
-    # right 18; blank 0; partly wrong misses each second answer; the error cell each first one;
-    # the endless loop only 1.1; the tamperer keeps 2.3 and 3.1, two honest answers whose check
-    # cells were commented or deleted, and gets nothing for its tricks.
-    expected = {
-        "blank": [0] * 18,
-        "endless-loop": [0] + [1] * 17,
-        "error-cell": [0, 1, 1] * 6,
-        "partly-wrong": [1, 0, 1] * 6,
-        "right": [1] * 18,
-        "tamperer": [0, 0, 0, 0, 0, 1, 1] + [0] * 11,
-    }
-    header = "student," + ",".join(e.number for c in course["chapters"] for e in c.exercises) + ",total,maximum"
-    rows = [f"{name}," + ",".join(map(str, points)) + f",{sum(points)},18" for name, points in sorted(expected.items())]
-    assert course["csv"] == "\n".join([header] + rows) + "\n"
+    numbers = [e.number for c in course["chapters"] for e in c.exercises]
+    assert course["csv"] == gradebook_csv(DESERVED, numbers)

@@ -72,3 +72,12 @@ def test_the_instructors_guide_maps_nbvals_cell_11_as_the_chapter_now_has_it():
     expected = f"nbval's Cell 11 is cell index {index}, id {cell_id}: {first}"
     assert expected in (ROOT / "docs" / "instructors.md").read_text(), (
         f"chapter 1 changed: docs/instructors.md should quote `{expected}`")
+
+
+def test_the_guides_gradebook_is_what_the_generated_class_deserves():
+    # make test-nbgrader grades that class and holds make grade and nbgrader to DESERVED
+    from classroom.students import DESERVED, gradebook_csv
+    numbers = [f"{c}.{n}" for c in range(1, 7) for n in (1, 2, 3)]
+    guide = (ROOT / "docs" / "instructors.md").read_text()
+    shown = re.search(r"writes this `gradebook.csv`:\n\n```\n(.*?)```", guide, re.S).group(1)
+    assert shown == gradebook_csv(DESERVED, numbers)

@@ -176,6 +176,25 @@ def tamperer(edition):
 KINDS = {"right": right, "blank": blank, "partly-wrong": partly_wrong, "error-cell": error_cell,
          "endless-loop": endless_loop, "tamperer": tamperer}
 
+# What each kind earns, exercise 1.1 to 6.3, when it hands in all six chapters: the oracle that
+# make test-nbgrader holds make grade and nbgrader to, and that docs/instructors.md shows.
+DESERVED = {
+    "blank": [0] * 18,
+    "endless-loop": [0] + [1] * 17,
+    "error-cell": [0, 1, 1] * 6,
+    "partly-wrong": [1, 0, 1] * 6,
+    "right": [1] * 18,
+    # 2.3 and 3.1 are right answers whose check cells it commented out or deleted
+    "tamperer": [0, 0, 0, 0, 0, 1, 1] + [0] * 11,
+}
+
+
+def gradebook_csv(points, numbers):
+    """The gradebook make grade should write for `points` ({student: [points per exercise]})."""
+    header = "student," + ",".join(numbers) + ",total,maximum"
+    rows = [f"{name}," + ",".join(map(str, got)) + f",{sum(got)},{len(got)}" for name, got in sorted(points.items())]
+    return "\n".join([header] + rows) + "\n"
+
 
 def first_chapter_tricks():
     """One student per trick, on chapter 1; TRICKS[name] = (build(edition), expected points)."""
