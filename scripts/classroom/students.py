@@ -15,7 +15,7 @@ what a student would. The six kinds of the issue's class:
                   the captured output of solution(); plus an honest commented check and a
                   deleted check cell under right answers
 
---tricks adds one student per trick on chapter 1, for the tests (see TRICKS).
+--tricks adds one student per trick on chapter 1, for the tests (first_chapter_tricks below).
 """
 import argparse
 import copy
