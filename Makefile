@@ -8,8 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
 
-.PHONY: lab lab-update author test venv export notebooks student grade pins bench bench-record bench-peers bench-setup \
-        bench-postgres bench-postgres-record
+.PHONY: lab lab-update author test venv export notebooks class student grade grade-demo test-nbgrader pins bench \
+        bench-record bench-peers bench-setup bench-postgres bench-postgres-record
 
 venv:
 	@scripts/venv
@@ -54,13 +54,34 @@ notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 	$(PY) scripts/clean_notebooks.py notebooks/*.ipynb
 
-# The student edition for a class: solutions replaced by stubs, outputs cleared (no nbgrader needed).
-student: venv
-	$(PY) scripts/student.py build/student
+# The class release (docs/instructors.md): build/class/ is an nbgrader course folder (source/,
+# nbgrader_config.py) and the hand-out edition (handout/) for classes without nbgrader.
+# make student is the same command under its old name.
+TIMEOUT ?= 10
+class student: venv
+	$(PY) scripts/student.py build/class --timeout $(TIMEOUT)
 
-# Grade a class submission with the same checks: make grade SUBMISSION=path/to/notebooks
+# Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student). Writes
+# $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json. TIMEOUT: seconds per cell;
+# JOBS: chapters graded at once (default: the number of cores).
+GRADES ?= build/grades
 grade: venv
-	$(PY) scripts/grade.py $(SUBMISSION)
+	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades]" >&2; exit 2; }
+	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
+
+# Try the grader on a generated class: six students (right, blank, partly wrong, an error cell,
+# an endless loop, a tamperer) over all six chapters, into build/demo-class/ and build/demo-grades/.
+grade-demo: venv
+	rm -rf build/demo-class
+	$(PY) scripts/classroom/students.py build/demo-class
+	$(PY) scripts/grade.py build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
+
+# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv): generate_assignment gives
+# the hand-out, autograde and export award the same points as make grade on the same class
+# (course/; a few minutes). Also checks how nbval reports a failing cell, as docs/instructors.md says.
+test-nbgrader: venv
+	@scripts/nbgrader-venv
+	$(PY) -m pytest course -q -p no:cacheprovider
 
 # Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
 pins:

@@ -1,63 +1,72 @@
-"""Grade submitted chapters with the same checks learners run.
+"""Grade a class: a folder with one sub-folder (or one notebook) per student.
 
-    python scripts/grade.py SUBMISSION_FOLDER [--json]
+    python scripts/grade.py SUBMISSION [--out DIR] [--timeout SECONDS] [--jobs N] [--json]
+    make grade SUBMISSION=class/ [GRADES=build/grades] [TIMEOUT=10] [JOBS=<cores>]
 
-Each notebook in the folder (named like the chapters, 01-... to 06-...) is executed top to bottom
-in a fresh kernel; cells tagged raises-exception may fail. Then, in the same kernel, every
-exercise's check is asked again with the learner's answer expression, using a freshly imported
-workbook.exercises module, so editing a check cell's printed output changes nothing. Prints one
-line per exercise and a total; exits 0 only when every exercise is correct.
+From each student's notebooks only the answer cells are taken. Each graded chapter then runs
+from the author's source (notebooks/) with those answers in place of the worked ones, and the
+verdicts come from a freshly imported copy of the exercise module: a student's check lines,
+printed verdicts or patched checks change nothing. A cell that raises or runs past the per-cell
+limit fails only its exercise. Writes DIR/gradebook.csv, DIR/feedback/<student>.txt and
+DIR/grades.json (scripts/classroom/gradebook.py) and prints a summary, or the JSON with --json.
+Exits 0 when the gradebook is written, 2 when the arguments are wrong.
 """
+import argparse
 import json
-import re
+import os
 import sys
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-CHECK = re.compile(r"^\s*(q\d+)\.check\((.*)\)\s*$", re.M)
+from classroom import runner  # noqa: E402
+from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters  # noqa: E402
+from classroom.gradebook import as_json, grade_class, summary, write  # noqa: E402
 
 
-def grade_notebook(path):
-    notebook = nbformat.read(path, as_version=4)
-    chapter = int(path.name[:2])
-    asks = [m.groups() for c in notebook.cells if c.cell_type == "code" for m in CHECK.finditer(c.source)]
-    probe = ["import importlib, json",
-             f"_grading = importlib.reload(importlib.import_module('workbook.exercises.ch{chapter}'))",
-             "_verdicts = []"]
-    for name, expression in asks:
-        probe += [f"try:\n    _answer = {expression}\nexcept Exception:\n    _answer = None",
-                  f"_verdicts.append(_grading.{name}.verdict(_answer).__dict__)"]
-    probe.append("print(json.dumps(_verdicts))")
-    notebook.cells.append(nbformat.v4.new_code_cell("\n".join(probe)))
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+def cores():
     try:
-        client.execute()
-    except CellExecutionError as error:
-        first_line = str(error).strip().splitlines()[-1][:200]
-        return [{"exercise": f"{chapter}.?", "status": "not yet",
-                 "sentence": f"the notebook stopped with an error before grading: {first_line}"}]
-    output = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o["output_type"] == "stream")
-    return json.loads(output)
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
-def main(folder, as_json=False):
-    results = []
-    for path in sorted(Path(folder).glob("[0-9][0-9]-*.ipynb")):
-        results += grade_notebook(path)
-    if as_json:
-        print(json.dumps(results, indent=1))
+def parser():
+    options = argparse.ArgumentParser(description="Grade a class folder with the instructor's own checks.")
+    options.add_argument("submission", help="the class folder: one sub-folder or notebook per student")
+    options.add_argument("--out", default=str(ROOT / "build" / "grades"),
+                        help="where to write gradebook.csv, feedback/ and grades.json (default build/grades)")
+    options.add_argument("--timeout", type=float, default=10,
+                        help="seconds each cell may run before it is interrupted and fails (default 10)")
+    options.add_argument("--jobs", type=int, default=cores(),
+                        help="chapters graded at once, each in its own process (default: the cores, %(default)s)")
+    options.add_argument("--json", action="store_true", help="print the grades as JSON instead of a summary")
+    return options
+
+
+def main(argv=None):
+    options = parser()
+    arguments = options.parse_args(argv)
+    if arguments.timeout <= 0:
+        options.error("--timeout must be a positive number of seconds")
+    if arguments.jobs < 1:
+        options.error("--jobs must be at least 1")
+    if not Path(arguments.submission).is_dir():
+        options.error(f"SUBMISSION: {arguments.submission} is not a folder")
+    runner.preload()  # before anything imports numpy or matplotlib
+    chapters = graded_chapters(SOURCE, GRADED)
+    book = grade_class(arguments.submission, chapters, arguments.timeout, arguments.jobs)
+    if not book.grades:
+        print(f"no students in {arguments.submission}: expected one sub-folder or notebook per student",
+              file=sys.stderr)
+        return 1
+    out = write(book, arguments.out)
+    if arguments.json:
+        print(json.dumps(as_json(book), indent=1, ensure_ascii=False))
     else:
-        for verdict in results:
-            print(f"{verdict['exercise']:>5}  {verdict['status']:<13}  {verdict['sentence']}")
-        correct = sum(v["status"] == "correct" for v in results)
-        print(f"{correct} of {len(results)} exercises correct")
-    return 0 if results and all(v["status"] == "correct" for v in results) else 1
+        print(summary(book, out))
+    return 0
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--json"]
-    sys.exit(main(args[0], "--json" in sys.argv))
+    sys.exit(main())

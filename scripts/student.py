@@ -1,69 +1,41 @@
-"""Write the student edition of the chapters: solutions replaced by stubs, outputs cleared.
+"""Write the class release of the graded chapters (make class; make student is the same).
 
-    python scripts/student.py [OUT]      (default: build/student)
+    python scripts/student.py [OUT] [--timeout SECONDS]      (default: build/class, 10 s)
 
-Every region between `### BEGIN SOLUTION` and `### END SOLUTION` (nbgrader's markers) becomes
-`# YOUR CODE HERE` and `raise NotImplementedError()` at the marker's indentation. A stub at the top
-level of a cell makes that cell raise when run, so the cell is tagged `raises-exception`: the
-notebook still runs top to bottom, and the exercise's check() then says "not attempted". Nothing
-else changes. nbgrader is not needed.
+OUT is an nbgrader course folder: nbgrader_config.py, source/<chapter>/<chapter>.ipynb (worked
+answers, and each check cell an autograder cell with its points) and handout/, the hand-out
+edition for classes without nbgrader (solution regions replaced by nbgrader's own stub
+`raise NotImplementedError()`, outputs cleared). scripts/classroom/release.py explains the cells.
 """
-import re
-import shutil
+import argparse
 import sys
 from pathlib import Path
 
-import nbformat
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROOT = Path(__file__).resolve().parents[1]
-REGION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.M | re.S)
+from classroom.chapters import REGION, ROOT, read_chapter  # noqa: E402,F401  (REGION: imported by others)
+from classroom.release import release_notebook, write_release  # noqa: E402
 
-
-def stub(match):
-    indent = match.group(1)
-    return f"{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError()\n"
-
-
-def student_cell(cell):
-    """Return the cell with solutions stubbed, and whether running it now raises."""
-    source, count = REGION.subn(stub, cell.source)
-    if not count:
-        return cell, False
-    cell.source = source.rstrip("\n")
-    top_level = any(m.group(1) == "" for m in REGION.finditer(cell["_original"]))
-    return cell, top_level
+DEFAULT = ROOT / "build" / "class"
 
 
 def student_notebook(path):
-    notebook = nbformat.read(path, as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        cell["_original"] = cell.source
-        cell, raises = student_cell(cell)
-        del cell["_original"]
-        cell.metadata.pop("execution", None)
-        cell.outputs = []
-        cell.execution_count = None
-        if raises:
-            tags = cell.metadata.setdefault("tags", [])
-            if "raises-exception" not in tags:
-                tags.append("raises-exception")
-    return notebook
+    """The hand-out edition of one chapter."""
+    return release_notebook(read_chapter(path), solutions=False)
 
 
-def main(out=ROOT / "build" / "student"):
+def main(out=DEFAULT, timeout=10):
     out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "notebooks").mkdir(parents=True)
-    written = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
-        nbformat.write(student_notebook(path), out / "notebooks" / path.name)
-        written.append(path.name)
-    print(f"student edition: {len(written)} chapters in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    written = write_release(out, timeout=timeout)
+    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    print(f"class release: {len(written)} chapters in {shown}/ (nbgrader source/ and the hand-out handout/)")
     return written
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    parser = argparse.ArgumentParser(description="Write the class release of the graded chapters.")
+    parser.add_argument("out", nargs="?", default=DEFAULT, help="the course folder to write (default build/class)")
+    parser.add_argument("--timeout", type=int, default=10,
+                        help="nbgrader's per-cell time limit in seconds (default 10)")
+    arguments = parser.parse_args()
+    main(arguments.out, arguments.timeout)

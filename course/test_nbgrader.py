@@ -1,0 +1,152 @@
+"""nbgrader 0.9.6 end to end on the class release (make test-nbgrader; a few minutes).
+
+1. `make class` writes the course folder; `nbgrader generate_assignment "*"` turns its source/
+   into release/, which must equal our hand-out cell for cell (nbgrader adds checksums).
+2. The six-student class of the issue (right, blank, partly wrong, an error cell, an endless
+   loop, a tamperer) is made from nbgrader's release, in nbgrader's submitted/ layout.
+3. `nbgrader autograde "*"` and `nbgrader export` grade it; make grade grades the same folder.
+   Every student's points must be equal, exercise by exercise and chapter by chapter.
+
+nbgrader runs in build/nbgrader-venv (scripts/nbgrader-venv); the kernel it starts for the
+chapters is this repository's .venv, with solutions hidden, as a course would set it up.
+Autograding runs in one course folder per core (nbgrader's gradebook is one SQLite file), each
+holding some of the chapters.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from classroom.chapters import graded_chapters  # noqa: E402
+from classroom.release import write_release  # noqa: E402
+from classroom.students import DESERVED, KINDS, gradebook_csv, write_class  # noqa: E402
+
+NBGRADER = ROOT / "build" / "nbgrader-venv"
+RUN = ROOT / "build" / "nbgrader-run"
+TIMEOUT = 10
+CORES = max(1, len(os.sched_getaffinity(0)))
+
+# Per-cell grades out of nbgrader's gradebook, printed as JSON by nbgrader's own Python.
+GRADES = """
+import json, sys
+from nbgrader.api import Gradebook
+found = []
+with Gradebook("sqlite:///" + sys.argv[1]) as gradebook:
+    for assignment in gradebook.assignments:
+        for submission in assignment.submissions:
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    found.append([submission.student.id, grade.cell.name, grade.score, grade.max_score])
+print(json.dumps(found))
+"""
+
+
+def nbgrader(course, *args):
+    environment = dict(os.environ,
+                       # nbgrader starts `alembic` by name to create gradebook.db: it must be on PATH
+                       PATH=f"{NBGRADER / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                       JUPYTER_PATH=str(RUN / "kernels"))
+    return subprocess.Popen([str(NBGRADER / "bin" / "nbgrader"), *args], cwd=course, env=environment,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finished(process, what):
+    output, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, f"{what} failed:\n{output[-3000:]}"
+    return output
+
+
+def kernel_spec():
+    """nbgrader's python3 kernel: this repository's .venv, solutions hidden."""
+    folder = RUN / "kernels" / "kernels" / "python3"
+    folder.mkdir(parents=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [str(ROOT / ".venv" / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (the workbook's .venv)", "language": "python",
+        "env": {"WORKBOOK_HIDE_SOLUTIONS": "1"}}))
+
+
+@pytest.fixture(scope="module")
+def course():
+    if not (NBGRADER / "bin" / "nbgrader").exists():
+        subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], check=True)
+    shutil.rmtree(RUN, ignore_errors=True)
+    RUN.mkdir(parents=True)
+    kernel_spec()
+    chapters = graded_chapters()
+    groups = [chapters[k::CORES] for k in range(CORES) if chapters[k::CORES]]
+    folders = [RUN / f"course-{k + 1}" for k in range(len(groups))]
+    for folder, group in zip(folders, groups):
+        write_release(folder, stems=[c.stem for c in group], timeout=TIMEOUT)
+    for process in [nbgrader(folder, "generate_assignment", "*", "--force") for folder in folders]:
+        finished(process, "nbgrader generate_assignment")
+    everyone = RUN / "class"  # the same students' notebooks, for make grade, all chapters together
+    for folder, group in zip(folders, groups):
+        write_class(folder / "submitted", group, KINDS, release=folder / "release", nested=True)
+        shutil.copytree(folder / "submitted", everyone, dirs_exist_ok=True)
+    for process in [nbgrader(folder, "autograde", "*") for folder in folders]:
+        finished(process, "nbgrader autograde")
+    for process in [nbgrader(folder, "export") for folder in folders]:
+        finished(process, "nbgrader export")
+    cells = []
+    for folder in folders:
+        read = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", GRADES, str(folder / "gradebook.db")],
+                              capture_output=True, text=True, check=True)
+        cells += json.loads(read.stdout)
+    exported = [row for folder in folders for row in csv.DictReader(open(folder / "grades.csv"))]
+    graded = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(everyone), "--out",
+                             str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
+                            capture_output=True, text=True, timeout=600)
+    assert graded.returncode == 0, graded.stderr
+    return {"folders": folders, "chapters": chapters, "cells": cells, "exported": exported,
+            "ours": json.loads(graded.stdout), "csv": (RUN / "grades" / "gradebook.csv").read_text()}
+
+
+def test_generate_assignment_gives_our_hand_out(course):
+    def comparable(cell):
+        meta = {k: v for k, v in cell.metadata.items()}
+        if "nbgrader" in meta:
+            meta["nbgrader"] = {k: v for k, v in meta["nbgrader"].items() if k not in ("checksum", "cell_type")}
+        return cell.get("id"), cell.cell_type, cell.source, meta
+    for folder in course["folders"]:
+        for released in sorted((folder / "release").glob("*/*.ipynb")):
+            theirs = nbformat.read(released, as_version=4)
+            ours = nbformat.read(folder / "handout" / released.name, as_version=4)
+            assert [comparable(c) for c in theirs.cells] == [comparable(c) for c in ours.cells], released.name
+
+
+def test_nbgrader_gives_every_exercise_its_points(course):
+    assert {tuple(row[1:]) for row in course["cells"] if row[0] == "right" and row[1].startswith("check-")} == {
+        (e.check_grade_id, float(e.points), float(e.points)) for c in course["chapters"] for e in c.exercises}
+
+
+def test_nbgrader_and_make_grade_award_the_same_points_exercise_by_exercise(course):
+    theirs = {(student, cell[len("check-"):].replace("-", ".")): score
+              for student, cell, score, _ in course["cells"] if cell.startswith("check-")}
+    ours = {(s["student"], m["exercise"]): m["points"]
+            for s in course["ours"]["students"] for m in s["exercises"]}
+    assert set(theirs) == set(ours) and len(ours) == len(KINDS) * 18
+    assert {key: theirs[key] for key in ours} == ours
+
+
+def test_nbgrader_export_and_the_gradebook_agree_chapter_by_chapter(course):
+    totals = {(row["student_id"], row["assignment"]): float(row["score"]) for row in course["exported"]}
+    ours = {}
+    for student in course["ours"]["students"]:
+        for mark in student["exercises"]:
+            key = (student["student"], mark["chapter"])
+            ours[key] = ours.get(key, 0) + mark["points"]
+    assert totals == ours
+
+
+def test_the_class_gets_the_expected_gradebook(course):
+    numbers = [e.number for c in course["chapters"] for e in c.exercises]
+    assert course["csv"] == gradebook_csv(DESERVED, numbers)

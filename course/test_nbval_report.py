@@ -1,0 +1,37 @@
+"""How nbval reports a failing cell, as docs/instructors.md tells a course to read it: "Cell N"
+counts code cells from 0, and in the diff the stored output is the `+` side, the output just
+computed the `-` side. A real nbval run on a small notebook, so a new nbval or pytest that
+changes either shows up here."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import nbval_cell  # noqa: E402
+
+ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_nbval_counts_code_cells_from_zero_and_shows_the_stored_output_as_plus(tmp_path):
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    notebook.cells = [nbformat.v4.new_markdown_cell("# A course notebook"),
+                      nbformat.v4.new_code_cell("x = 1", id="t-001", execution_count=1),
+                      nbformat.v4.new_markdown_cell("Its output was stored when the author ran it."),
+                      nbformat.v4.new_code_cell('print("computed now")', id="t-003", execution_count=2)]
+    notebook.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="stored before\n")]
+    path = tmp_path / "course.ipynb"
+    nbformat.write(notebook, path)
+    run = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
+                          "-p", "no:xdist", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    report = ESCAPES.sub("", run.stdout)
+    assert run.returncode == 1, report
+    assert "course.ipynb::Cell 1" in report and "Cell 1: Cell outputs differ" in report
+    assert nbval_cell.locate(path, 1) == (3, "t-003", 'print("computed now")')
+    diff = [line.strip() for line in report.splitlines() if line.strip().startswith(("+ ", "- "))]
+    assert diff == ["- computed now", "+ stored before"]
+

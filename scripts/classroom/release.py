@@ -1,0 +1,109 @@
+"""The class release: an nbgrader course folder made from the author's chapters.
+
+    OUT/nbgrader_config.py            settings for nbgrader (per-cell time limit, deleted checks put back)
+    OUT/source/<chapter>/<chapter>.ipynb
+                                      one nbgrader assignment per graded chapter: the worked answers,
+                                      and each check cell made an autograder cell with its points
+    OUT/handout/<chapter>.ipynb       the hand-out: what `nbgrader generate_assignment` makes of the
+                                      source (stubs, no hidden tests, outputs cleared), for classes
+                                      that do not use nbgrader
+
+Each check cell `qN.check(answer)` becomes a locked nbgrader test cell (`grade: true`, `points`
+from Exercise.points). Learners see only the check line, which prints one sentence and never
+raises. Below it, between nbgrader's `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS`, sit two
+assertions that only nbgrader's autograder runs: the answer cell above ran without an error, and
+a freshly imported copy of the exercise module says correct. So `nbgrader autograde` awards
+exactly the points `make grade` does. The author's notebooks stay free of grade cells.
+"""
+import copy
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
+
+COURSE_ID = "agent-memory-workbook"
+
+HIDDEN_TESTS = '''\
+### BEGIN HIDDEN TESTS
+# Run by nbgrader's autograder only. Full points when the answer cell above ran without an error
+# and a freshly imported copy of the check says correct: a check patched in the notebook, or a
+# printed verdict, counts for nothing.
+import importlib as _importlib, sys as _sys
+assert get_ipython().last_execution_succeeded, "Exercise {number}: error: the answer cell above raised an error."
+for _name in [_n for _n in _sys.modules if _n.startswith("workbook.exercises")]:
+    del _sys.modules[_name]
+_verdict = _importlib.import_module("{module}").{attribute}.verdict({expression})
+assert _verdict.correct, str(_verdict)
+### END HIDDEN TESTS'''
+
+CONFIG = '''\
+# nbgrader settings for the agent memory workbook's class release (written by `make class`).
+# Run nbgrader in this folder; docs/instructors.md has the whole recipe.
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "{course}"
+# Each cell may run this many seconds, like make grade's TIMEOUT; a cell over it is interrupted
+# and fails, and the cells after it still run.
+c.Execute.timeout = {timeout}
+# A check cell that a student deleted is put back and run, as make grade runs every check.
+c.OverwriteCells.add_missing_cells = True
+'''
+
+
+def grade_metadata(exercise):
+    return {"grade": True, "grade_id": exercise.check_grade_id, "locked": True,
+            "points": exercise.points, "schema_version": 3, "solution": False, "task": False}
+
+
+def release_notebook(chapter, solutions):
+    """The chapter for the class: with solutions and hidden tests (nbgrader's source), or without
+    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out)."""
+    notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
+    answers = {e.answer_id: e for e in chapter.exercises}
+    checks = {e.check_id: e for e in chapter.exercises}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = []
+        cell.execution_count = None
+        cell.metadata.pop("execution", None)
+        if cell.get("id") in answers:
+            source, top_level = stubbed(cell.source)
+            if not solutions:
+                cell.source = source
+                cell.metadata["deletable"] = False
+            if top_level:  # the stub raises when run: let Run All go on past it
+                tags = cell.metadata.setdefault("tags", [])
+                if "raises-exception" not in tags:
+                    tags.append("raises-exception")
+        elif cell.get("id") in checks:
+            exercise = checks[cell.get("id")]
+            cell.metadata["nbgrader"] = grade_metadata(exercise)
+            if solutions:
+                cell.source = cell.source.rstrip("\n") + "\n" + HIDDEN_TESTS.format(
+                    number=exercise.number, module=exercise.module, attribute=exercise.attribute,
+                    expression=exercise.expression)
+            else:
+                cell.metadata["deletable"] = False
+                cell.metadata["editable"] = False
+    return notebook
+
+
+def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
+    """Write the course folder; return the chapters' file names."""
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "handout").mkdir(parents=True)
+    (out / "nbgrader_config.py").write_text(CONFIG.format(course=COURSE_ID, timeout=timeout))
+    written = []
+    for chapter in graded_chapters(source, stems):
+        assignment = out / "source" / chapter.stem
+        assignment.mkdir(parents=True)
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=True)),
+                       assignment / chapter.filename)
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
+                       out / "handout" / chapter.filename)
+        written.append(chapter.filename)
+    return written

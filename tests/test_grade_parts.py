@@ -1,0 +1,156 @@
+"""The grader's parts without running a chapter: how a class folder is read, which cell is a
+student's answer, what runs, what is printed, and the command line."""
+import copy
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import grade  # noqa: E402
+from classroom.chapters import SOURCE, read_chapter, without_markers  # noqa: E402
+from classroom.gradebook import clean, plan  # noqa: E402
+from classroom.release import release_notebook  # noqa: E402
+from classroom.submissions import answers, students  # noqa: E402
+
+CHAPTER_1 = SOURCE / "01-purpose-and-validation.ipynb"
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    return read_chapter(CHAPTER_1)
+
+
+@pytest.fixture
+def handout(chapter):
+    return release_notebook(chapter, solutions=False)
+
+
+def cell_of(notebook, cell_id):
+    return next(c for c in notebook.cells if c.get("id") == cell_id)
+
+
+def test_an_answer_is_found_by_its_cell_id_first(chapter, handout):
+    cell_of(handout, "c01-032").source = "wide_fact = 1"
+    cell_of(handout, "c01-032").metadata["nbgrader"]["grade_id"] = "exercise-1-2"  # misleading
+    found = answers(handout, chapter)
+    assert found["1.1"].source == "wide_fact = 1" and found["1.1"].found_by == "cell id"
+
+
+def test_without_the_id_the_nbgrader_grade_id_finds_it_and_the_last_duplicate_wins(chapter, handout):
+    answer = cell_of(handout, "c01-035")
+    answer["id"] = "pasted-1"
+    copy = nbformat.from_dict(json.loads(json.dumps(answer)))
+    copy["id"], copy.source = "pasted-2", "full_checkpoint = 2"
+    handout.cells.insert(handout.cells.index(answer) + 1, copy)
+    found = answers(handout, chapter)
+    assert (found["1.2"].source, found["1.2"].found_by) == ("full_checkpoint = 2", "grade_id")
+
+
+def test_without_id_or_metadata_the_cell_defining_the_checked_name_is_the_answer(chapter, handout):
+    for cell in handout.cells:
+        cell["id"] = "x" + cell.get("id", "")
+        cell.metadata.pop("nbgrader", None)
+    handout.cells.append(nbformat.v4.new_code_cell("def to_key(title):\n    return 'k'"))
+    handout.cells.append(nbformat.v4.new_code_cell("scratch = to_key('x')  # uses it, defines nothing checked"))
+    handout.cells.append(nbformat.v4.new_code_cell("def broken(:"))
+    found = answers(handout, chapter)
+    assert found["1.3"].source == "def to_key(title):\n    return 'k'" and found["1.3"].found_by == "name"
+    assert found["1.1"].source.startswith("wide_fact = ____") and found["1.1"].found_by == "name"
+
+
+def test_a_cell_that_is_the_chapters_own_is_never_taken_for_an_answer(chapter):
+    # A chapter cell that happens to define the checked name (here a made-up one for to_key)
+    # is the author's code, even when a notebook holds it without ids or metadata.
+    source = copy.deepcopy(chapter.notebook)
+    source.cells.insert(3, nbformat.v4.new_code_cell("to_key = str.lower", id="c01-900"))
+    with_own_cell = dataclasses.replace(chapter, notebook=source)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("to_key = str.lower")]
+    assert answers(notebook, with_own_cell) == {}
+    assert answers(notebook, chapter)["1.3"].found_by == "name"
+
+
+def test_the_plan_runs_the_chapters_own_cells_with_the_answers_and_checks_in_place(chapter, handout):
+    cell_of(handout, "c01-032").source = "wide_fact = 'mine'"
+    items = plan(chapter, answers(handout, chapter))
+    code = chapter.code_cells()
+    last_check = max(i for i, c in enumerate(code) if c.get("id") == "c01-039")
+    assert [item["cell_id"] for item in items] == [c.get("id") for c in code[:last_check + 1]]
+    kinds = {item["cell_id"]: item for item in items}
+    assert kinds["c01-032"]["kind"] == "answer" and kinds["c01-032"]["source"] == "wide_fact = 'mine'"
+    assert kinds["c01-033"] == {"kind": "check", "exercise": "1.1", "cell_id": "c01-033", "module": "workbook.exercises.ch1",
+                                "attribute": "q1", "expression": "wide_fact"}
+    own = [item for item in items if item["kind"] == "cell"]
+    assert [item["source"] for item in own] == [c.source for c in code[:last_check + 1]
+                                                 if c.get("id") not in kinds or kinds[c.get("id")]["kind"] == "cell"]
+
+
+def test_a_missing_answer_runs_as_the_stub_never_as_the_worked_answer(chapter, handout):
+    handout.cells.remove(cell_of(handout, "c01-038"))
+    item = next(i for i in plan(chapter, answers(handout, chapter)) if i["cell_id"] == "c01-038")
+    assert item["source"] == "def to_key(title):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+    assert "re.sub" not in item["source"] and "re.sub" in without_markers(cell_of(chapter.notebook, "c01-038").source)
+
+
+def write(path, notebook):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+
+
+def test_every_layout_of_a_class_folder_is_read(tmp_path, chapter, handout):
+    name = chapter.filename
+    write(tmp_path / "alice" / name, handout)                                   # a folder per student
+    write(tmp_path / "bob" / chapter.stem / name, handout)                      # nbgrader's submitted/
+    write(tmp_path / "bob" / ".ipynb_checkpoints" / name, handout)              # ignored: hidden
+    write(tmp_path / "carol.ipynb", handout)                                    # a notebook named by student
+    write(tmp_path / "dave" / "notes.ipynb", nbformat.v4.new_notebook())        # not a chapter
+    write(tmp_path / "erin" / name, handout)
+    write(tmp_path / "erin" / "copy of chapter 1.ipynb", handout)               # two copies of chapter 1
+    found = {s.name: s for s in students(tmp_path, [chapter])}
+    assert sorted(found) == ["alice", "bob", "carol", "dave", "erin"]
+    assert {n: [p.relative_to(tmp_path).as_posix() for p, _ in s.notebooks.values()] for n, s in found.items()} == {
+        "alice": [f"alice/{name}"], "bob": [f"bob/{chapter.stem}/{name}"], "carol": ["carol.ipynb"],
+        "dave": [], "erin": [f"erin/{name}"]}
+    assert found["dave"].notes == ["notes.ipynb is none of the graded chapters and was not graded."]
+    assert found["erin"].notes == [f"2 notebooks are chapter 1; {name} was graded."]
+
+
+def test_one_students_own_folder_is_a_class_of_one(tmp_path, chapter, handout):
+    write(tmp_path / "frank" / chapter.filename, handout)
+    assert [(s.name, list(s.notebooks)) for s in students(tmp_path / "frank", [chapter])] == [("frank", [chapter.stem])]
+
+
+def test_clean_leaves_one_line_of_plain_text():
+    assert clean("\x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07\nnext\tline\x00") == "red link next line"
+    assert clean("x" * 400) == "x" * 297 + "..."
+
+
+def test_the_command_line_refuses_bad_arguments_with_exit_status_2(tmp_path):
+    for arguments in ([str(tmp_path / "nowhere")], [str(tmp_path), "--timeout", "0"], [str(tmp_path), "--jobs", "0"]):
+        with pytest.raises(SystemExit) as stopped:
+            grade.main(arguments)
+        assert stopped.value.code == 2
+
+
+def test_make_passes_the_time_limit_jobs_and_output_folder_through():
+    shown = subprocess.run(["make", "-n", "grade", "SUBMISSION=class", "TIMEOUT=3", "JOBS=1", "GRADES=out"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1" in shown
+    default = subprocess.run(["make", "-n", "grade", "SUBMISSION=class"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout
+    assert "scripts/grade.py class --out build/grades --timeout 10" in default and "--jobs" not in default
+    for target in ("class", "student"):
+        shown = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        assert "scripts/student.py build/class --timeout 10" in shown
+
+
+def test_by_default_as_many_chapters_are_graded_at_once_as_there_are_cores():
+    assert grade.parser().parse_args(["class"]).jobs == len(os.sched_getaffinity(0))
+    assert grade.parser().parse_args(["class"]).timeout == 10
