@@ -431,13 +431,13 @@ def check_exercises_not_attempted(ran, shown):
     both in the saved notebook and in the page (``shown``: the page's output texts)."""
     cells = nbformat.read(ran, as_version=4).cells
     numbers = [c.metadata["nbgrader"]["grade_id"].removeprefix("exercise-").replace("-", ".")
-               for c in cells if learner.is_answer(c)]
+               .upper() for c in cells if learner.is_answer(c)]  # exercise-a-1 is A.1
     checks = [c for c in cells if c.cell_type == "code" and re.search(r"\bq\d+\.check\(", c.source)]
     compares = [c for c in cells if c.cell_type == "code"
                 and re.search(r"\bq\d+\.compare\(", c.source)]
     verdicts = [text_of(c).strip() for c in checks]
     assert len(checks) == len(numbers), (len(checks), numbers)
-    assert all(re.fullmatch(r"Exercise \d+\.\d+: not attempted\. [^\n]+", v) for v in verdicts), \
+    assert all(re.fullmatch(r"Exercise \w+\.\d+: not attempted\. [^\n]+", v) for v in verdicts), \
         verdicts
     assert [v.split(":")[0] for v in verdicts] == [f"Exercise {n}" for n in numbers]
     assert all("make your prediction first" in text_of(c) and not c.outputs[1:]
