@@ -1,16 +1,25 @@
-"""JupyterLab as a learner meets it, driven in headless Chromium (make test-browser).
+"""The learner's edition as a learner meets it, driven in headless Chromium (make test-browser).
 
-The server is `make lab`'s own command (scripts/lab) with --no-browser, a free loopback port
-and a token of ours, serving the chapters of a temporary copy of the working tree (chapters
-may read ../tests) and keeping its layout and settings in temporary folders, so autosave and
-checkpoints can never touch the repository.
+Everything happens in a temporary copy of the working tree (its .venv a link to ours), so the
+learner's copy, my-workbook/, is made there by `make lab` itself, never in the repository, and
+nothing run or saved can touch notebooks/. The server is `make lab` run in that copy, unchanged;
+only a Jupyter config file of ours (no browser, loopback, a token, no port retries) and the
+JUPYTER_* folders in a temporary directory keep it from this user's settings.
 
-For each chapter present: open it, clear its outputs, run Run > Restart Kernel and Run All
-Cells…, wait until every cell has run and the kernel is idle, save it (into the copy) and
-check that every code cell ran in order with no error output, that the chapters whose stored
-outputs hold plots show them as loaded images, and that every time explorer on the page
-steps through its run showing what the store itself answers. A scratch notebook with two
-explorers makes sure the explorer is covered even in chapters that do not use it yet.
+The tests follow one learner, in order:
+
+1. The first `make lab` makes my-workbook/ from the learner's edition and opens chapter 1 with
+   the workbook's settings; the file browser shows the notebooks and the welcome README.
+2. Every notebook of the copy (the chapters and appendices of notebooks/, plus a scratch
+   notebook with an explorer of a clock moving back) runs with Restart Kernel and Run All Cells: no error output,
+   every qN.check says "not attempted", every qN.compare asks for a prediction first, plots
+   load as images, and every time explorer steps (by keyboard) through what the store answers.
+3. In chapter 1 the learner types a right answer, a wrong one and an endless loop into three
+   answer cells (CodeMirror, by keyboard), runs each with its check and reads the verdicts.
+4. The typed answers survive a second `make lab`, an author's change to the chapter (only
+   reported by the next `make lab`) and `make lab-update` (which keeps them, shows the change
+   and keeps the learner's previous file in earlier-versions/).
+
 Screenshots go to build/browser/.
 """
 
@@ -23,6 +32,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -31,27 +41,36 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
+from workbook.exercises.ch1 import q1, q2
 from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.timeline import checkpoint, fact
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) + ["appendix-postgres.ipynb"]
+sys.path.insert(0, str(ROOT / "scripts"))
+import learner  # noqa: E402  (scripts/learner.py: what make lab copies, and where)
+
 SCRATCH = "explorer-check.ipynb"
+NOTEBOOKS = [p.name for p in learner.chapters(ROOT / "notebooks")] + [SCRATCH]
+COPY = "my-workbook"
 SHOTS = ROOT / "build" / "browser"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-default-apps"]
-RUN_TIMEOUT = 180  # seconds for one chapter's Restart Kernel and Run All Cells
+RUN_TIMEOUT = 180  # seconds for one notebook's Restart Kernel and Run All Cells
 WAIT = 60_000  # milliseconds for the page to show something
 # Uncaught page errors fail a test, except a restart cancelling the kernel's pending requests.
 BENIGN = re.compile(r"Canceled future for \w+ message before replies were done")
+# Variables the server must not inherit: they would serve another folder or change make's output.
+INHERITED = ("WORKBOOK_COPY", "WORKBOOK_NOTEBOOKS", "WORKBOOK_LAB_STATE", "WORKBOOK_CHECK_SECONDS",
+             "WORKBOOK_HIDE_SOLUTIONS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
 
 
-def test_chapter_one_is_present():
-    assert CHAPTERS and CHAPTERS[0].startswith("01-"), CHAPTERS
+def test_chapters_and_appendices_are_found():
+    assert NOTEBOOKS[0].startswith("01-"), NOTEBOOKS
+    assert any(name.startswith("appendix-") for name in NOTEBOOKS), NOTEBOOKS
 
 
 # ---------------------------------------------------------------- the server
@@ -63,26 +82,97 @@ def free_port():
 
 
 def digest(folder):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.iterdir()) if p.is_file()}
+    """Name -> hash of every file under folder (empty when there is no folder)."""
+    folder = Path(folder)
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
 
 
 def scratch_notebook(path):
-    """Two explorers: the spec demo (reopen, conflict, purge, forget) and a clock moving back."""
+    """An explorer over a clock that moves back, which no chapter steps through (chapter 5's
+    explorer is the spec's demonstration, chapter 4's a purge)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
                     "from workbook.explorer import explore\n"
-                    "from workbook.timeline import clock_backwards_scenario, demo_scenario"),
-                nbformat.v4.new_code_cell("explore(demo_scenario(), order=5)"),
-                nbformat.v4.new_code_cell("explore(clock_backwards_scenario())")]
+                    "from workbook.timeline import clock_backwards_scenario"),
+                nbformat.v4.new_code_cell("explore(clock_backwards_scenario(), order=2)")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
     nbformat.write(nb, path)
 
 
 class Lab:
-    def __init__(self, url, token, notebooks, log):
-        self.url, self.token, self.notebooks, self.log = url, token, notebooks, log
+    """`make lab` (and `make lab-update`) in the temporary tree; start and stop it at will."""
+
+    def __init__(self, tree, state):
+        self.tree, self.state = tree, state
+        self.source, self.copy = tree / "notebooks", tree / COPY
+        self.token = secrets.token_hex(16)
+        self.env = {k: v for k, v in os.environ.items() if k not in INHERITED} | dict(
+            # nothing from this user's ~/.jupyter or ~/.ipython, nothing written there
+            JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
+            JUPYTER_RUNTIME_DIR=str(state / "runtime"), IPYTHONDIR=str(state / "ipython"),
+            JUPYTERLAB_SETTINGS_DIR=str(state / "user-settings"), JUPYTER_PLATFORM_DIRS="1")
+        # what a learner types on the command line is `make lab`; these only make it testable
+        (state / "config").mkdir(parents=True)
+        (state / "config" / "jupyter_server_config.json").write_text(json.dumps({
+            "ServerApp": {"open_browser": False, "ip": "127.0.0.1", "port_retries": 0},
+            "IdentityProvider": {"token": self.token}}))
+        self.server, self.starts, self.typed = None, 0, {}
+
+    def make(self, target, **variables):
+        return ["make", "--no-print-directory", "-s", target,
+                *(f"{name}={value}" for name, value in variables.items())]
+
+    def start(self):
+        """Run `make lab`; return what it printed before JupyterLab's own log."""
+        self.starts += 1
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = self.state / f"make-lab-{self.starts}.log"
+        with open(self.log, "w") as out:
+            self.server = subprocess.Popen(
+                self.make("lab", LAB_PORT=port), cwd=self.tree, env=self.env, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                self.api("/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"make lab did not start:\n{self.log.read_text()[-3000:]}")
+                time.sleep(0.3)
+        text = self.log.read_text()
+        assert f"Serving notebooks from local directory: {self.copy}" in text, text[-3000:]
+        return text.split("[I ")[0]  # scripts/learner.py's lines come before Jupyter's
+
+    def stop(self):
+        if self.server is None:
+            return
+        try:
+            self.shut_down_kernels()
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        server, self.server = self.server, None
+        os.killpg(server.pid, signal.SIGTERM)  # make and JupyterLab (kernels are stopped above)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            server.poll()  # make, reaped, so that only live processes keep the group
+            try:
+                os.killpg(server.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+    def update(self):
+        """`make lab-update`; return its output."""
+        done = subprocess.run(self.make("lab-update"), cwd=self.tree, env=self.env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
 
     def api(self, path, method="GET"):
         request = urllib.request.Request(f"{self.url}{path}", method=method,
@@ -101,60 +191,33 @@ class Lab:
 
 @pytest.fixture(scope="session")
 def lab():
-    before = digest(ROOT / "notebooks")
+    before = {where: ((ROOT / where).exists(), digest(ROOT / where)) for where in ("notebooks", COPY)}
     folder = Path(tempfile.mkdtemp(prefix="workbook-browser-"))
-    # a copy of the working tree, not only of notebooks/: a chapter may read ../tests
-    shutil.copytree(ROOT, folder / "repo", symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", ".hypothesis", "mutants", "__pycache__", ".pytest_cache",
-        "*.egg-info", ".ipynb_checkpoints"))
-    notebooks, state = folder / "repo" / "notebooks", folder / "state"
-    scratch_notebook(notebooks / SCRATCH)
-    env = dict(os.environ,
-               WORKBOOK_NOTEBOOKS=str(notebooks), WORKBOOK_LAB_STATE=str(state),
-               # nothing from this user's ~/.jupyter or ~/.ipython, nothing written there
-               JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
-               JUPYTER_RUNTIME_DIR=str(state / "runtime"), IPYTHONDIR=str(state / "ipython"),
-               JUPYTERLAB_SETTINGS_DIR=str(state / "user-settings"),
-               JUPYTER_PLATFORM_DIRS="1")
-    port, token = free_port(), secrets.token_hex(16)
-    log = state / "server.log"
-    state.mkdir()
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            [str(ROOT / "scripts" / "lab"), "--no-browser", f"--port={port}",
-             "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-             f"--IdentityProvider.token={token}"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    running = Lab(f"http://127.0.0.1:{port}", token, notebooks, log)
-    saved = {}
+    tree = folder / "repo"
+    # the whole working tree (a chapter may read ../tests), but never a learner's own copy
+    shutil.copytree(ROOT, tree, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", COPY, ".hypothesis", "mutants", "__pycache__",
+        ".pytest_cache", "*.egg-info", ".ipynb_checkpoints"))
+    (tree / ".venv").symlink_to(ROOT / ".venv")  # `make lab` finds it up to date
+    scratch_notebook(tree / "notebooks" / SCRATCH)  # copied into my-workbook/ like a chapter
+    running = Lab(tree, folder / "state")
+    saved = set()
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                running.api("/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.5)
-        assert f"Serving notebooks from local directory: {notebooks}" in log.read_text()
+        running.first_output = running.start()
         yield running
-        saved = digest(notebooks)
-        assert (notebooks / ".ipynb_checkpoints").is_dir()  # the saves' checkpoints went here
+        saved = {value for where in ("notebooks", COPY) for value in digest(tree / where).values()}
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # our own session: the server and its kernels
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        running.stop()
         shutil.rmtree(folder, ignore_errors=True)
-    # Nothing of this run reached notebooks/. (Compared with what this run saved rather than
-    # with the files as they were, so that an author saving a chapter meanwhile is no failure.)
-    now = digest(ROOT / "notebooks")
-    written = [name for name, value in now.items()
-               if value != before.get(name) and value == saved.get(name)]
-    assert written == [], f"the browser test wrote {written} into notebooks/"
+    # Nothing of this run reached notebooks/ or a learner's my-workbook/ in the repository.
+    # (Compared with what this run saved rather than with the files as they were, so that an
+    # author or a learner saving meanwhile is no failure.)
+    for where, (existed, was) in before.items():
+        now = digest(ROOT / where)
+        written = [name for name, value in now.items()
+                   if value != was.get(name) and value in saved]
+        assert written == [], f"the browser test wrote {written} into {where}/"
+        assert existed or not (ROOT / where).exists(), f"the browser test made {where}/ here"
 
 
 @pytest.fixture(scope="session")
@@ -179,7 +242,8 @@ def page(browser, lab):
     page.problems = problems
     yield page
     context.close()
-    lab.shut_down_kernels()
+    if lab.server is not None:
+        lab.shut_down_kernels()
 
 
 # ---------------------------------------------------------------- JupyterLab, by its UI
@@ -193,12 +257,30 @@ def menu(page, title, command):
 def open_notebook(page, lab, name, reset=True):
     page.goto(lab.page_url(f"/lab/tree/{name}" + ("?reset" if reset else "")))
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=WAIT)
+    # the kernel started and idle (on a fresh server the indicator says idle before a kernel
+    # exists, and a restart then asks which kernel to start)
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .jp-Toolbar-kernelName')"
+        "?.textContent.includes('Python')", timeout=WAIT)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=WAIT)
 
 
 def prompts(page):
     return page.eval_on_selector_all(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt",
                                      "cells => cells.map(c => c.textContent.trim())")
+
+
+def settle(page, timeout=RUN_TIMEOUT):
+    """Wait until the kernel is idle with nothing queued, three looks in a row."""
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 3:
+        status = page.get_attribute(".jp-Notebook-ExecutionIndicator", "data-status")
+        shown = prompts(page)
+        busy = status != "idle" or any("*" in p for p in shown)
+        quiet = 0 if busy else quiet + 1
+        assert time.monotonic() < deadline, f"still running after {timeout}s: {shown}"
+        time.sleep(0.4)
+    return shown
 
 
 def run_all(page):
@@ -216,15 +298,7 @@ def run_all(page):
             time.sleep(0.2)
         if not all(p in ("[ ]:", "") for p in prompts(page)):
             break
-    deadline, quiet = time.monotonic() + RUN_TIMEOUT, 0
-    while quiet < 3:  # idle with nothing queued, three looks in a row
-        status = page.get_attribute(".jp-Notebook-ExecutionIndicator", "data-status")
-        shown = prompts(page)
-        busy = status != "idle" or any("*" in p for p in shown)
-        quiet = 0 if busy else quiet + 1
-        assert time.monotonic() < deadline, f"still running after {RUN_TIMEOUT}s: {shown}"
-        time.sleep(0.4)
-    return shown
+    return settle(page)
 
 
 def save(page):
@@ -249,6 +323,23 @@ def loaded_images(page):
         }""")
 
 
+def outputs_in_page(page):
+    """The text of every output area on the page, one string per code cell."""
+    return page.eval_on_selector_all(".jp-NotebookPanel .jp-CodeCell",
+                                     "cells => cells.map(c => c.querySelector("
+                                     "'.jp-OutputArea')?.textContent.trim() ?? '')")
+
+
+def show_files(page):
+    """Open the file browser panel (a click on its tab when it is open would close it)."""
+    tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']")
+    if "lm-mod-current" not in tab.get_attribute("class"):
+        tab.click()
+    listing = page.locator(".jp-DirListing-content .jp-DirListing-itemText")
+    listing.first.wait_for(timeout=WAIT)
+    return listing
+
+
 def shot(page, name, target=None):
     SHOTS.mkdir(parents=True, exist_ok=True)
     if target is not None and target.count():
@@ -256,43 +347,110 @@ def shot(page, name, target=None):
     page.screenshot(path=str(SHOTS / f"{Path(name).stem}.png"))
 
 
+# ---------------------------------------------------------------- a cell, as a learner edits it
+
+def cell_in_page(page, path, cell_id, after=0):
+    """The page's cell for the stored cell with this id, or the one ``after`` cells below it
+    (every cell is in the page's DOM)."""
+    ids = [cell.get("id") for cell in nbformat.read(path, as_version=4).cells]
+    return page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(ids.index(cell_id) + after)
+
+
+def editor_text(cell):
+    """What the cell's editor shows; the editor is made when the cell first comes into view."""
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content .cm-line").first.wait_for(timeout=WAIT)
+    lines = cell.locator(".cm-content .cm-line").evaluate_all("ls => ls.map(l => l.textContent)")
+    return "\n".join(lines).replace("\u00a0", " ")
+
+
+def type_into(cell, lines):
+    """Click into the cell's editor, select all, type the lines (the editor indents them)."""
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    keyboard = cell.page.keyboard
+    keyboard.press("Control+a")
+    for number, line in enumerate(lines):
+        if number:
+            keyboard.press("Enter")
+        keyboard.type(line.lstrip())
+
+
+def run_cells(page, first, last, count):
+    """Shift+Enter from ``first`` (the cell runs, the next one is selected) until ``last`` has
+    run as the kernel's execution ``count``; return what ``last`` printed. The count tells this
+    run's output from one saved earlier."""
+    first.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    if last != first:
+        page.keyboard.press("Shift+Enter")
+    expect(last.locator(".jp-InputPrompt")).to_have_text(f"[{count}]:", timeout=WAIT)
+    settle(page, timeout=60)
+    return last.locator(".jp-OutputArea").inner_text().strip()
+
+
 # ---------------------------------------------------------------- what a stored notebook says
 
-def code_cells(path):
-    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
-
-
-def expects_error(cell):
-    return "raises-exception" in cell.metadata.get("tags", [])
-
-
 def with_images(cells):
-    return [i for i, c in enumerate(cells)
-            if any("image/png" in o.get("data", {}) for o in c.outputs)]
+    return {i for i, c in enumerate(cells) if c.cell_type == "code"
+            and any("image/png" in o.get("data", {}) for o in c.outputs)}
 
 
 def with_stderr(cells):
-    return [i for i, c in enumerate(cells)
-            if any(o.get("name") == "stderr" for o in c.outputs)]
+    return {i for i, c in enumerate(cells) if c.cell_type == "code"
+            and any(o.get("name") == "stderr" for o in c.outputs)}
 
 
-def check_run(stored, ran):
-    """The saved run: every code cell ran once, in order, with no error and no new stderr."""
-    stored, ran = code_cells(stored), code_cells(ran)
-    assert len(ran) == len(stored)
-    errors = [(f"code cell {i + 1}", o.get("ename"), o.get("evalue")) for i, c in enumerate(ran)
-              if not expects_error(c) for o in c.outputs if o.output_type == "error"]
+def text_of(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def check_run(source, ran):
+    """The saved run of the learner's notebook ``ran``, against its source chapter.
+
+    Every code cell ran once, in order, with no error and no stderr the source lacks; before
+    the exercises, the same cells draw pictures as in the source. Returns the cells with images.
+    """
+    stored = nbformat.read(source, as_version=4).cells
+    cells = nbformat.read(ran, as_version=4).cells
+    assert [c.get("id") for c in cells] == [c.get("id") for c in stored]
+    errors = [(f"cell {c.get('id')}", o.get("ename"), o.get("evalue"))
+              for c in cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
     assert errors == []
-    counts = [c.execution_count for c in ran]
-    assert counts == list(range(1, len(ran) + 1)), counts
-    assert set(with_stderr(ran)) <= set(with_stderr(stored)), "a cell wrote to stderr"
-    assert with_images(ran) == with_images(stored)  # the same cells draw pictures
-    return with_images(ran)
+    counts = [c.execution_count for c in cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), counts
+    assert with_stderr(cells) <= with_stderr(stored), "a cell wrote to stderr"
+    teaching = set(range(learner.exercises_start(stored)))
+    assert with_images(cells) & teaching == with_images(stored) & teaching
+    return with_images(cells)
+
+
+def check_exercises_not_attempted(ran, shown):
+    """Every exercise's check says "not attempted", and every compare asks for a prediction,
+    both in the saved notebook and in the page (``shown``: the page's output texts)."""
+    cells = nbformat.read(ran, as_version=4).cells
+    numbers = [c.metadata["nbgrader"]["grade_id"].removeprefix("exercise-").replace("-", ".")
+               .upper() for c in cells if learner.is_answer(c)]  # exercise-a-1 is A.1
+    checks = [c for c in cells if c.cell_type == "code" and re.search(r"\bq\d+\.check\(", c.source)]
+    compares = [c for c in cells if c.cell_type == "code"
+                and re.search(r"\bq\d+\.compare\(", c.source)]
+    verdicts = [text_of(c).strip() for c in checks]
+    assert len(checks) == len(numbers), (len(checks), numbers)
+    assert all(re.fullmatch(r"Exercise \w+\.\d+: not attempted\. [^\n]+", v) for v in verdicts), \
+        verdicts
+    assert [v.split(":")[0] for v in verdicts] == [f"Exercise {n}" for n in numbers]
+    assert all("make your prediction first" in text_of(c) and not c.outputs[1:]
+               for c in compares), [c.outputs for c in compares]
+    in_page = [line for text in shown for line in text.splitlines()]
+    assert [line for line in in_page if "not attempted" in line] == verdicts
+    assert sum("make your prediction first" in line for line in in_page) == len(compares)
+    return numbers
 
 
 # ---------------------------------------------------------------- the explorer against the store
 
-HEADER = re.compile(r"order (\d+) of (\d+) · now = (\d+)(?: \(clock pass \d+\))? · (.+) → (.+)")
+HEADER = re.compile(r"step (\d+) of (\d+) · now = (\d+)(?: \(clock pass \d+\))? · (.+) → (.+)")
 IDENTITY = r"([a-z][a-z0-9-]*) / ([a-z]+) / ([a-z][a-z0-9-]*)"
 
 
@@ -303,7 +461,8 @@ def read_explorer(explorer):
             .map(tr => [...tr.cells].map(td => td.textContent));
         const tables = [...html.querySelectorAll('table')].map(rows);
         return {header: html.querySelector('b').textContent, gets: tables[0],
-                rows: tables[1], image: root.querySelector('img').src};
+                rows: tables[1], image: root.querySelector('img').src,
+                slider: root.querySelector('.widget-readout')?.textContent.trim()};
     }""")
 
 
@@ -336,13 +495,13 @@ def answer(db, path, now, operation):
     raise AssertionError(f"the explorer shows an operation the test cannot replay: {operation}")
 
 
-def step_to(explorer, key, order, image=None):
-    """Press a key on the slider; wait until the state and the picture show ``order``."""
+def step_to(explorer, key, step, image=None):
+    """Press a key on the slider; wait until the state and the picture show ``step``."""
     explorer.locator(".noUi-handle").press(key)
     explorer.page.wait_for_function(
-        "([root, order, image]) => root.querySelector('.widget-html-content b')"
-        ".textContent.startsWith(`order ${order} of`) && root.querySelector('img').src != image",
-        arg=[explorer.element_handle(), order, image], timeout=WAIT)
+        "([root, step, image]) => root.querySelector('.widget-html-content b')"
+        ".textContent.startsWith(`step ${step} of`) && root.querySelector('img').src != image",
+        arg=[explorer.element_handle(), step, image], timeout=WAIT)
     return read_explorer(explorer)
 
 
@@ -353,15 +512,16 @@ def check_explorer(explorer, folder):
     images = set()
     try:
         explorer.locator(".noUi-handle").focus()
-        shown = step_to(explorer, "Home", 0)
+        shown = step_to(explorer, "Home", 1)
         last = int(HEADER.fullmatch(shown["header"])[2])
-        for order in range(last + 1):
-            if order:
-                shown = step_to(explorer, "ArrowRight", order, shown["image"])
+        for step in range(1, last + 1):
+            if step > 1:
+                shown = step_to(explorer, "ArrowRight", step, shown["image"])
             at, _, now, operation, outcome = HEADER.fullmatch(shown["header"]).groups()
+            assert shown["slider"] == str(step)  # the slider counts as the header does
             now = int(now)
             db, said = answer(db, path, now, operation)
-            assert (int(at), said) == (order, outcome), shown["header"]
+            assert (int(at), said) == (step, outcome), shown["header"]
             gets = {}
             for identity, returns, expires in shown["gets"]:
                 record = get(db, *identity.split(" / "), now)
@@ -378,18 +538,25 @@ def check_explorer(explorer, folder):
             for identity, _, _, visible in [r for r in shown["rows"] if len(r) == 4]:
                 assert visible == ("hidden" if gets[identity] is None else "visible")
             images.add(shown["image"])
-        assert len(images) == last + 1, "the picture did not change at every step"
-        return last + 1
+        # one picture per step: the cursor moves even between operations at the same tick
+        assert len(images) == last, "the picture did not change at every step"
+        return last
     finally:
         db.close()
 
 
-# ---------------------------------------------------------------- the tests
+# ---------------------------------------------------------------- 1. the first make lab
 
-def test_make_lab_opens_chapter_one_with_the_workbook_settings(page, lab):
+def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
+    said = lab.first_output
+    assert f"Your copy of the workbook is {COPY}/: added {len(NOTEBOOKS)} notebooks" in said, said
+    assert "Newer versions" not in said
+    assert sorted(p.name for p in lab.copy.glob("*.ipynb")) == sorted(NOTEBOOKS)
+    assert (lab.copy / "README.md").read_text() == learner.WELCOME
     page.goto(lab.page_url("/"))  # what `make lab` prints and opens
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=WAIT)
-    assert page.url.split("?")[0].endswith(f"/lab/tree/{CHAPTERS[0]}")
+    opened = time.monotonic()
+    assert page.url.split("?")[0].endswith(f"/lab/tree/{NOTEBOOKS[0]}")
     assert page.locator(".jp-NotebookPanel-notebook .jp-RenderedHTMLCommon h1").first \
         .inner_text().startswith("Chapter 1")
     # the table of contents is the open side panel, listing the chapter's headings
@@ -404,22 +571,37 @@ def test_make_lab_opens_chapter_one_with_the_workbook_settings(page, lab):
     assert widgets["schema"]["properties"]["saveState"]["default"] is True
     assert page.locator(".jp-CodeCell .cm-lineNumbers").count() > 0
     assert page.locator(".lm-TabBar-tab[data-id='extensionmanager.main-view']").count() == 0
-    page.wait_for_timeout(2000)  # the news question would pop up by now
-    assert page.locator(".jp-toast-message, .Toastify__toast").count() == 0
     shot(page, "start")
+    # the learner's edition: the first exercise is a blank, with no stored verdict below it
+    path = lab.copy / NOTEBOOKS[0]
+    assert editor_text(cell_in_page(page, path, RIGHT[0])) == "wide_fact = ____"
+    assert cell_in_page(page, path, RIGHT[0], after=1).locator(".jp-OutputArea-output").count() == 0
+    # the file browser: the notebooks and the welcome README, nothing of the machinery
+    listing = show_files(page)
+    assert sorted(listing.all_inner_texts()) == sorted(NOTEBOOKS + ["README.md"])
+    shot(page, "files")
+    page.wait_for_timeout(max(0, 2000 - 1000 * (time.monotonic() - opened)))
+    assert page.locator(".jp-toast-message, .Toastify__toast").count() == 0  # no news question
+    page.goto(lab.page_url("/lab/tree/README.md?reset"))
+    page.locator(".jp-FileEditor, .jp-RenderedMarkdown").first.wait_for(timeout=WAIT)
+    assert "Your copy of the workbook" in page.locator(".jp-MainAreaWidget").last.inner_text()
+    shot(page, "readme")
     assert page.problems == []
 
 
-@pytest.mark.parametrize("name", CHAPTERS + [SCRATCH])
-def test_chapter_runs_in_the_browser(page, lab, name, tmp_path):
+# ---------------------------------------------------------------- 2. every notebook, Run All
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_in_the_browser(page, lab, name, tmp_path):
     open_notebook(page, lab, name)
     explorers = page.locator(".workbook-explorer")
     try:
         shown = run_all(page)
         save(page)
-        stored = ROOT / "notebooks" / name if name != SCRATCH else lab.notebooks / name
-        plotted = check_run(stored, lab.notebooks / name)  # names the error if a cell failed
+        source = lab.source / name if name != SCRATCH else lab.copy / name  # itself: no outputs
+        plotted = check_run(source, lab.copy / name)  # names the error if one failed
         assert all(re.fullmatch(r"\[\d+\]:", p) for p in shown), shown
+        check_exercises_not_attempted(lab.copy / name, outputs_in_page(page))
         images = loaded_images(page)
         assert len(images) >= len(plotted), (len(images), plotted)
         assert all(image["ok"] for image in images), images
@@ -427,8 +609,111 @@ def test_chapter_runs_in_the_browser(page, lab, name, tmp_path):
             (tmp_path / str(index)).mkdir()
             check_explorer(explorers.nth(index), tmp_path / str(index))
         if name == SCRATCH:
-            assert explorers.count() == 2
+            assert explorers.count() == 1
         assert page.problems == []
     finally:
         target = explorers if explorers.count() else page.locator(".jp-OutputArea-output img")
         shot(page, name, target)
+
+
+# ---------------------------------------------------------------- 3. answers, typed and judged
+
+CHAPTER = NOTEBOOKS[0]
+IMPORTS = "c01-030"  # the exercise section's own import cell
+RIGHT = ("c01-032", ['wide_fact = {"schema": 1, "text": "é" * 200, "source": "é" * 200, '
+                     '"reviewed": False}'])
+WRONG = ("c01-035", ['full_checkpoint = {"schema": 1, "step": 2, "items": ["x" * 100] * 8}'])
+ENDLESS = ("c01-038", ["def to_key(title):", "    while True:", "        pass"])
+
+
+def value_of(answer, name):
+    """What the typed answer cell assigns to ``name``, worked out here as the kernel would."""
+    namespace = {}
+    exec("\n".join(answer[1]), namespace)
+    return namespace[name]
+
+
+def test_typed_answers_get_their_verdicts_in_the_page(page, lab):
+    path = lab.copy / CHAPTER
+    open_notebook(page, lab, CHAPTER)
+    imports = cell_in_page(page, path, IMPORTS)  # a learner opening the chapter at its exercises
+    run_cells(page, imports, imports, 1)
+    verdicts, seconds = {}, {}
+    for number, (cell_id, lines) in enumerate((RIGHT, WRONG, ENDLESS)):
+        answer_cell = cell_in_page(page, path, cell_id)
+        type_into(answer_cell, lines)
+        assert editor_text(answer_cell) == "\n".join(lines)  # as typed, indented by the editor
+        started = time.monotonic()
+        verdicts[cell_id] = run_cells(page, answer_cell, cell_in_page(page, path, cell_id, after=1),
+                                      3 + 2 * number)
+        seconds[cell_id] = time.monotonic() - started
+        lab.typed[cell_id] = "\n".join(lines)
+    shot(page, "answers", cell_in_page(page, path, WRONG[0]))
+    # the page says what the checker says of the same answers
+    assert verdicts[RIGHT[0]] == str(q1.verdict(value_of(RIGHT, "wide_fact")))
+    assert verdicts[RIGHT[0]].startswith("Exercise 1.1: correct: ")
+    assert verdicts[WRONG[0]] == str(q2.verdict(value_of(WRONG, "full_checkpoint")))
+    assert verdicts[WRONG[0]].startswith("Exercise 1.2: not yet: ")
+    assert verdicts[ENDLESS[0]].startswith(
+        "Exercise 1.3: not yet: your answer was still running after 5 seconds"), verdicts
+    # the real kernel's alarm stopped the loop at the limit, not before and not much later
+    assert 5 <= seconds[ENDLESS[0]] < 30, seconds
+    save(page)
+    cells = nbformat.read(path, as_version=4).cells
+    assert {c.get("id"): c.source for c in cells if c.get("id") in lab.typed} == lab.typed
+    ran = [c for c in cells[learner.exercises_start(cells):]
+           if c.cell_type == "code" and c.execution_count]
+    assert len(ran) == 7  # the import cell, three answers, three checks
+    assert [o for c in ran for o in c.outputs if o.output_type == "error"
+            or o.get("name") == "stderr"] == []  # a verdict, never a traceback
+    assert page.problems == []
+
+
+# ---------------------------------------------------------------- 4. the copy survives
+
+CHANGED_CELL = "c01-029"  # the "## Exercises" cell
+SENTENCE = "An author added this sentence after the learner's copy was made."
+
+
+def test_the_copy_survives_make_lab_again_and_a_changed_chapter(page, lab):
+    if len(lab.typed) != 3:
+        pytest.fail("needs the answers typed by test_typed_answers_get_their_verdicts_in_the_page")
+    path = lab.copy / CHAPTER
+    mine = digest(lab.copy)
+    # a second make lab: nothing added, nothing overwritten
+    lab.stop()
+    said = lab.start()
+    assert f"Your copy of the workbook is {COPY}/ (your work stays there)." in said, said
+    assert "added" not in said and "Newer versions" not in said, said
+    assert digest(lab.copy) == mine
+    # an author adds a sentence to the chapter: the next make lab offers it and changes nothing
+    source = nbformat.read(lab.source / CHAPTER, as_version=4)
+    changed = next(cell for cell in source.cells if cell.get("id") == CHANGED_CELL)
+    changed.source += f"\n\n{SENTENCE}"
+    nbformat.write(source, lab.source / CHAPTER)
+    lab.stop()
+    said = lab.start()
+    assert re.search(f"Newer versions of {re.escape(CHAPTER)} are available.*make lab-update",
+                     said), said
+    assert digest(lab.copy) == mine
+    # make lab-update: the new sentence in, the typed answers kept, the old file set aside
+    earlier = path.read_bytes()
+    said = lab.update()
+    assert f"your answers kept: {CHAPTER}" in said, said
+    kept = lab.copy / learner.EARLIER / f"{Path(CHAPTER).stem}.1.ipynb"
+    assert kept.read_bytes() == earlier
+    now = digest(lab.copy)
+    assert {name for name in now if now[name] != mine.get(name)} == {
+        CHAPTER, learner.MANIFEST, str(kept.relative_to(lab.copy))}
+    # what the learner sees in the lab that is still running
+    open_notebook(page, lab, CHAPTER)
+    text = cell_in_page(page, path, CHANGED_CELL)
+    text.scroll_into_view_if_needed()
+    expect(text).to_contain_text(SENTENCE, timeout=WAIT)  # a markdown cell renders in view
+    shown = {cell_id: editor_text(cell_in_page(page, path, cell_id)) for cell_id in lab.typed}
+    assert shown == lab.typed
+    shot(page, "updated", text)
+    listing = show_files(page)
+    assert learner.EARLIER in listing.all_inner_texts()
+    shot(page, "after-update")
+    assert page.problems == []
