@@ -5,7 +5,7 @@
 
 1. A fresh clone to JupyterLab serving the learner's copy: `make lab` builds .venv, makes
    my-workbook/ and starts the server; the clock stops when the server lists chapter 1 and the
-   welcome README in the copy.
+   welcome file in the copy.
 2. A fresh clone to a green `make test`.
 
 Each runs in its own clone in a temporary folder, which is removed. "Empty caches" points uv
@@ -63,7 +63,7 @@ def serving(port, token):
             names = {item["name"] for item in json.load(response)["content"]}
     except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
         return False
-    return {FIRST, "README.md"} <= names
+    return {FIRST, "00-start-here.md"} <= names
 
 
 def to_lab(folder, env, commit=None, limit=300):

@@ -552,7 +552,7 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     assert f"Your copy of the workbook is {COPY}/: added {len(NOTEBOOKS)} notebooks" in said, said
     assert "Newer versions" not in said
     assert sorted(p.name for p in lab.copy.glob("*.ipynb")) == sorted(NOTEBOOKS)
-    assert (lab.copy / "README.md").read_text() == learner.WELCOME
+    assert (lab.copy / learner.START).read_text() == learner.WELCOME
     page.goto(lab.page_url("/"))  # what `make lab` prints and opens
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=WAIT)
     opened = time.monotonic()
@@ -578,13 +578,15 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     assert cell_in_page(page, path, RIGHT[0], after=1).locator(".jp-OutputArea-output").count() == 0
     # the file browser: the notebooks and the welcome README, nothing of the machinery
     listing = show_files(page)
-    assert sorted(listing.all_inner_texts()) == sorted(NOTEBOOKS + ["README.md"])
+    assert sorted(listing.all_inner_texts()) == sorted(NOTEBOOKS + [learner.START])
     shot(page, "files")
     page.wait_for_timeout(max(0, 2000 - 1000 * (time.monotonic() - opened)))
     assert page.locator(".jp-toast-message, .Toastify__toast").count() == 0  # no news question
-    page.goto(lab.page_url("/lab/tree/README.md?reset"))
-    page.locator(".jp-FileEditor, .jp-RenderedMarkdown").first.wait_for(timeout=WAIT)
+    page.goto(lab.page_url(f"/lab/tree/{learner.START}?reset"))
+    # the welcome file opens rendered (jupyterlab/overrides.json), heading the file browser
+    page.locator(".jp-RenderedMarkdown").first.wait_for(timeout=WAIT)
     assert "Your copy of the workbook" in page.locator(".jp-MainAreaWidget").last.inner_text()
+    assert listing.all_inner_texts()[0] == learner.START
     shot(page, "readme")
     assert page.problems == []
 
@@ -717,3 +719,29 @@ def test_the_copy_survives_make_lab_again_and_a_changed_chapter(page, lab):
     assert learner.EARLIER in listing.all_inner_texts()
     shot(page, "after-update")
     assert page.problems == []
+
+
+def test_make_test_reads_nothing_of_the_learners_copy(lab):
+    """The learner's copy, now holding typed wrong answers and an endless loop, plus the worst a
+    learner could leave in it: make test's own command collects exactly what the source holds
+    and never imports a file of the copy."""
+    if len(lab.typed) != 3:
+        pytest.fail("needs the answers typed by test_typed_answers_get_their_verdicts_in_the_page")
+    (lab.copy / "02-visibility.ipynb").write_text("{ not json")
+    (lab.copy / "conftest.py").write_text("raise SystemExit('the learner copy was imported')\n")
+    (lab.copy / "test_mine.py").write_text("def test_mine():\n    assert False\n")
+    (lab.copy / "notebooks").mkdir(exist_ok=True)
+    shutil.copy(lab.copy / CHAPTER, lab.copy / "notebooks" / CHAPTER)
+    command = re.search(r"^test: venv\n\t\$\(PY\) -m pytest (.+)$",
+                        (lab.tree / "Makefile").read_text(), re.M)[1].split()
+    assert "tests" in command and "notebooks" in command
+    assert not any(COPY in argument for argument in command)
+    result = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest",
+                             "--collect-only", "-q", "-p", "no:xdist",
+                             *[a for a in command if a not in ("-n", "auto", "--dist", "loadscope")]],
+                            cwd=lab.tree, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    items = [line for line in result.stdout.splitlines() if "::" in line]
+    assert items and not any(COPY in item for item in items)
+    assert {item.split("::")[0] for item in items if item.startswith("notebooks/")} == \
+        {f"notebooks/{p.name}" for p in lab.source.glob("*.ipynb")}

@@ -11,13 +11,17 @@ The learner's edition is the source chapter with its answers taken out:
   "not attempted";
 - the exercise section (from its "## Exercises" heading on) and every solution cell lose their
   stored outputs: a verdict or a printed run there could give an answer away. The teaching
-  cells before it keep theirs, so a chapter reads well before it is run.
+  cells before it keep theirs, so a chapter reads well before it is run, but no cell keeps an
+  execution count: the numbers the learner sees are their own run's.
 
 The learner's copy is a folder of their own. `sync` writes each chapter into it once and never
-overwrites it: a chapter that changed since it was copied is only reported. `update` replaces
-those chapters with the new edition, carrying the learner's answer cells over by cell id, and
-first saves the learner's whole file in `COPY/earlier-versions/`. The folder's `.workbook.json`
-remembers which edition each chapter was copied from. Nothing in make test or CI reads the copy.
+overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
+in `COPY/00-updates-available.md`, which heads the file browser. `update` replaces those
+chapters with the new edition, carrying the learner's answer cells over by cell id, and first
+saves the learner's whole file in `COPY/earlier-versions/`. The folder's `.workbook.json`
+remembers which edition each chapter was copied from. From the command line, the notebooks it
+writes are signed as trusted in the learner's Jupyter data folder, as `jupyter trust` would.
+Nothing in make test or CI reads the copy.
 """
 import hashlib
 import json
@@ -34,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COPY = ROOT / "my-workbook"
 MANIFEST = ".workbook.json"
 EARLIER = "earlier-versions"
+START = "00-start-here.md"
+UPDATES = "00-updates-available.md"
 STUB = "return ____  # replace this line with your code"
 WELCOME = """\
 # Your copy of the workbook
@@ -45,8 +51,23 @@ you type can change the chapters in `notebooks/` or break `make test`.
 - `qN.hint()` gives a hint (`qN.hint(2)` a bigger one); `qN.solution()` shows a worked answer.
   The answers are hidden, not secret: they are one call away, so look only when you choose to.
 - A check stops your code after a few seconds and says so, if it runs on and on.
-- When the chapters change, `make lab` tells you which ones; `make lab-update` brings them in,
-  keeping your answers (your previous file goes to `earlier-versions/` first).
+- When the chapters change, `make lab` tells you which ones (and `00-updates-available.md`
+  appears here); `make lab-update` brings them in, keeping your answers (your previous file
+  goes to `earlier-versions/` first). Close the chapter's tab before you update it.
+- The `#| export` cells of your copy run like any other cell. The package you import was built
+  from the source chapters in `notebooks/`, so changing an export cell here changes nothing
+  else.
+"""
+UPDATE_NOTE = """\
+# Newer chapters are available
+
+These chapters changed since they were copied here:
+
+{chapters}
+
+Your copies are untouched. To bring the new versions in, close their tabs, then run
+`make lab-update` in a terminal. Your answer cells are carried over, and each file you had is
+saved in `earlier-versions/` first.
 """
 
 
@@ -79,7 +100,10 @@ def learner_notebook(path):
             cell.source = blanked(cell.source)
         if index >= start or is_answer(cell):
             cell.outputs = []
-            cell.execution_count = None
+        cell.execution_count = None
+        for output in cell.outputs:
+            if "execution_count" in output:
+                output["execution_count"] = None
     return notebook
 
 
@@ -105,28 +129,42 @@ def write_manifest(copy, manifest):
     (copy / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
-def sync(copy=COPY, source=ROOT / "notebooks"):
+def write_notebook(target, notebook, trust=False):
+    """Write a learner's notebook; with `trust`, sign it as `jupyter trust` would."""
+    if trust:
+        from nbformat.sign import NotebookNotary
+        NotebookNotary().sign(notebook)
+    target.write_text(text_of(notebook))
+
+
+def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
     """Add missing chapters to the copy; return (added, changed) chapter names.
 
     `changed` lists chapters whose edition moved on since they were copied; they are left as
-    they are for `update`.
+    they are for `update`, and named in UPDATES.
     """
     copy = Path(copy)
     copy.mkdir(parents=True, exist_ok=True)
-    if not (copy / "README.md").exists():
-        (copy / "README.md").write_text(WELCOME)
+    if not (copy / START).exists():
+        (copy / START).write_text(WELCOME)
     manifest = read_manifest(copy)
     added, changed = [], []
     for path in chapters(source):
-        text = text_of(learner_notebook(path))
+        notebook = learner_notebook(path)
+        text = text_of(notebook)
         target = copy / path.name
         if not target.exists():
-            target.write_text(text)
+            write_notebook(target, notebook, trust)
             manifest[path.name] = digest(text)
             added.append(path.name)
         elif manifest.get(path.name) != digest(text):
             changed.append(path.name)
     write_manifest(copy, manifest)
+    note = copy / UPDATES
+    if changed:
+        note.write_text(UPDATE_NOTE.format(chapters="\n".join(f"- `{name}`" for name in changed)))
+    elif note.exists():
+        note.unlink()
     return added, changed
 
 
@@ -150,10 +188,10 @@ def saved_earlier(copy, name):
     return folder / f"{stem}.{number}.ipynb"
 
 
-def update(copy=COPY, source=ROOT / "notebooks"):
+def update(copy=COPY, source=ROOT / "notebooks", trust=False):
     """Bring every changed chapter up to date, keeping answers; return the names updated."""
     copy = Path(copy)
-    added, changed = sync(copy, source)
+    added, changed = sync(copy, source, trust)
     manifest = read_manifest(copy)
     for name in changed:
         target = copy / name
@@ -161,8 +199,9 @@ def update(copy=COPY, source=ROOT / "notebooks"):
         fresh = learner_notebook(Path(source) / name)
         manifest[name] = digest(text_of(fresh))
         saved_earlier(copy, name).write_text(target.read_text())
-        target.write_text(text_of(carried_over(fresh, old)))
+        write_notebook(target, carried_over(fresh, old), trust)
     write_manifest(copy, manifest)
+    (copy / UPDATES).unlink(missing_ok=True)
     return changed
 
 
@@ -180,7 +219,7 @@ def main(command="sync", where=None):
         print(f"learner's edition: {len(chapters())} notebooks in {shown(out.resolve())}")
         return 0
     if command == "update":
-        updated = update(copy)
+        updated = update(copy, trust=True)
         where = shown(copy)
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
@@ -191,7 +230,7 @@ def main(command="sync", where=None):
     if command != "sync":
         print(f"unknown command {command!r}: use sync, update or edition", file=sys.stderr)
         return 2
-    added, changed = sync(copy)
+    added, changed = sync(copy, trust=True)
     where = shown(copy)
     if added:
         print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "
@@ -200,7 +239,8 @@ def main(command="sync", where=None):
         print(f"Your copy of the workbook is {where}/ (your work stays there).")
     if changed:
         print(f"Newer versions of {', '.join(changed)} are available. Your copies are untouched; "
-              "`make lab-update` brings them in and keeps your answers.")
+              "close their tabs, then `make lab-update` brings them in and keeps your answers "
+              f"(also said in {where}/{UPDATES}).")
     return 0
 
 

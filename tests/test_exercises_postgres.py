@@ -78,3 +78,17 @@ def test_checks_leave_no_scratch_schema_behind(server):
         roles = admin.execute("SELECT rolname FROM pg_roles WHERE rolname = 'exercise_store'"
                               ).fetchall()
     assert left == [] and roles == []
+
+
+def test_the_checks_still_answer_after_the_pages_server_is_gone(postgres_server):
+    """Run All ends by stopping the page's server; a learner who then scrolls back to an
+    exercise still gets a verdict, from a server the checks start for themselves."""
+    from workbook.exercises import postgres as exercises
+    from workbook.postgres import TemporaryServer
+    with TemporaryServer() as gone:
+        practise_on(gone)
+    try:
+        assert q2.verdict(solution(q2)["policy"]).correct
+        assert exercises.SERVER["own"] is not gone and exercises.answering(exercises.SERVER["own"])
+    finally:
+        practise_on(postgres_server)

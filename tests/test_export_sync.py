@@ -61,23 +61,16 @@ def test_committed_package_equals_a_fresh_export(tmp_path):
     assert differences(fresh_export(tmp_path)) == [], "run `make export` and commit the result"
 
 
-def test_an_edited_but_unexported_cell_is_caught(tmp_path):
-    def edit_first_export_cell(copy):
+def test_an_edited_but_unexported_cell_and_answer_are_caught(tmp_path):
+    def edit_an_export_cell_and_an_answer(copy):
         path = copy / "notebooks" / "01-purpose-and-validation.ipynb"
         notebook = json.loads(path.read_text())
         cell = next(c for c in notebook["cells"] if "".join(c["source"]).startswith("#| export"))
         cell["source"] = "".join(cell["source"]) + "\nEDITED_BUT_NOT_EXPORTED = True\n"
+        answer = next(c for c in notebook["cells"] if "### END SOLUTION" in "".join(c["source"]))
+        answer["source"] = "".join(answer["source"]).replace("### END SOLUTION",
+                                                             "# edited\n### END SOLUTION")
         path.write_text(json.dumps(notebook))
 
-    assert differences(fresh_export(tmp_path, edit_first_export_cell)) == ["validation"]
-
-
-def test_an_edited_but_unexported_answer_is_caught(tmp_path):
-    def edit_first_answer(copy):
-        path = copy / "notebooks" / "01-purpose-and-validation.ipynb"
-        notebook = json.loads(path.read_text())
-        cell = next(c for c in notebook["cells"] if "### END SOLUTION" in "".join(c["source"]))
-        cell["source"] = "".join(cell["source"]).replace("### END SOLUTION", "# edited\n### END SOLUTION")
-        path.write_text(json.dumps(notebook))
-
-    assert differences(fresh_export(tmp_path, edit_first_answer)) == ["exercises/answers.json"]
+    assert differences(fresh_export(tmp_path, edit_an_export_cell_and_an_answer)) == \
+        ["validation", "exercises/answers.json"]

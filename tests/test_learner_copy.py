@@ -1,5 +1,6 @@
-"""The learner's copy (my-workbook/): made once, never overwritten, updated only on request,
-and invisible to make test."""
+"""The learner's copy (my-workbook/): made once, never overwritten, updated only on request.
+
+(That make test never reads it is shown by make test-browser, on the copy its learner filled.)"""
 import json
 import re
 import shutil
@@ -53,7 +54,7 @@ def test_the_first_sync_writes_every_notebook_and_a_welcome(tmp_path, source):
     names = sorted(p.name for p in source.glob("*.ipynb"))
     assert sorted(added) == names and changed == []
     assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == names
-    assert "nothing\nyou type can change the chapters" in (tmp_path / "mine" / "README.md").read_text()
+    assert "nothing\nyou type can change the chapters" in (tmp_path / "mine" / learner.START).read_text()
     assert "### BEGIN SOLUTION" not in (tmp_path / "mine" / CHAPTER_1).read_text()
 
 
@@ -103,49 +104,24 @@ def test_a_deleted_chapter_in_the_copy_is_brought_back(tmp_path, source):
 
 def test_the_command_line_says_what_it_did(tmp_path, capsys):
     copy = tmp_path / "mine"
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "learner.py"), "sync", str(copy)],
-                            capture_output=True, text=True, check=True)
-    count = len(list((ROOT / "notebooks").glob("*.ipynb")))
-    assert f"added {count} notebooks (answers hidden" in result.stdout
+    assert learner.main("sync", str(copy)) == 0
+    assert f"added {len(list((ROOT / 'notebooks').glob('*.ipynb')))} notebooks (answers hidden" \
+        in capsys.readouterr().out
     assert learner.main("sync", str(copy)) == 0
     assert capsys.readouterr().out.endswith("(your work stays there).\n")
     assert learner.main("update", str(copy)) == 0
     assert "is up to date" in capsys.readouterr().out
 
 
-def test_make_test_reads_nothing_of_a_broken_learners_copy(tmp_path):
-    """A copy of the tree with my-workbook/ full of wrong and broken answers: make test's own
-    command collects exactly what it collects without it, and never imports the learner's files."""
-    tree = tmp_path / "tree"
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
-    for name in files:
-        if (ROOT / name).is_file():
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, tree / name)
-    command = re.search(r"^test: venv\n\t\$\(PY\) -m pytest (.+)$", (ROOT / "Makefile").read_text(),
-                        re.M)[1].split()
-    assert "tests" in command and "notebooks" in command and not any("my-workbook" in a for a in command)
-
-    copy = tree / "my-workbook"
-    learner.sync(copy, tree / "notebooks")
-    for path in copy.glob("0*.ipynb"):  # a wrong answer in every solution cell
-        notebook = nbformat.read(path, as_version=4)
-        for cell in notebook.cells:
-            if learner.is_answer(cell):
-                cell.source = "import sys; sys.exit('a broken answer')\n" + cell.source
-        nbformat.write(notebook, path)
-    (copy / "02-visibility.ipynb").write_text("{ not json")
-    (copy / "conftest.py").write_text("raise SystemExit('the learner copy was imported')\n")
-    (copy / "test_mine.py").write_text("def test_mine():\n    assert False\n")
-    (copy / "notebooks").mkdir()
-    shutil.copy(copy / CHAPTER_1, copy / "notebooks" / CHAPTER_1)
-
-    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
-                             *[a for a in command if a not in ("-n", "auto", "--dist", "loadscope")]],
-                            cwd=tree, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    items = [line for line in result.stdout.splitlines() if "::" in line]
-    assert not any("my-workbook" in item for item in items)
-    assert {item.split("::")[0] for item in items if item.startswith("notebooks/")} == \
-        {f"notebooks/{p.name}" for p in (tree / "notebooks").glob("*.ipynb")}
+def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    assert not (copy / learner.UPDATES).exists()
+    change_chapter(source)
+    learner.sync(copy, source)
+    note = (copy / learner.UPDATES).read_text()
+    assert f"- `{CHAPTER_1}`" in note and "make lab-update" in note and "close their tabs" in note
+    assert sorted(p.name for p in copy.iterdir() if not p.name.startswith("."))[:2] == \
+        [learner.START, learner.UPDATES]
+    learner.update(copy, source)
+    assert not (copy / learner.UPDATES).exists()

@@ -1,9 +1,11 @@
 """Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 
-Each check runs your answer on the appendix's own server, which the notebook hands over with
-practise_on(server) before the exercises; every check works in a scratch schema of its own
-and removes it afterwards.
+Each check runs your answer on a PostgreSQL server in a scratch schema of its own, which it
+removes afterwards. The server is the page's own while it answers (the notebook hands it over
+with practise_on(server)); once the page has stopped it, or before it started one, the checks
+start a temporary server of their own, removed when the kernel stops.
 """
+import atexit
 import threading
 import time
 from types import SimpleNamespace
@@ -15,17 +17,39 @@ ROLE = "exercise_store"
 
 
 def practise_on(server):
-    """Let the checks below use `server` (a TemporaryServer or an ExistingServer)."""
-    SERVER["server"] = server
+    """Let the checks below use `server` (a TemporaryServer or an ExistingServer) while it runs."""
+    SERVER["given"] = server
 
 
-def owner_connection():
+def answering(server):
+    from workbook import postgres
+    try:
+        postgres.psycopg.connect(server.conninfo(), connect_timeout=3).close()
+    except postgres.psycopg.OperationalError:
+        return False
+    return True
+
+
+def the_server():
+    """The page's server while it answers, else one of the checks' own (started once)."""
+    from workbook import postgres
+    given = SERVER.get("given")
+    if given is not None and answering(given):
+        return given
+    if "own" not in SERVER:
+        started = postgres.workbook_server()
+        try:
+            SERVER["own"] = started.__enter__()
+        except postgres.ServerUnavailable as why:
+            raise NotYet(f"no PostgreSQL server can be had for this check: {why}") from None
+        atexit.register(started.__exit__, None, None, None)
+    return SERVER["own"]
+
+
+def owner_connection(server):
     """A connection as the server's administrator, who owns what the checks create."""
     from workbook import postgres
-    if "server" not in SERVER:
-        raise NotYet("the check needs the appendix's server: run the cells from the top, "
-                     "including practise_on(server), then check again.")
-    return postgres.psycopg.connect(SERVER["server"].conninfo(), autocommit=True)
+    return postgres.psycopg.connect(server.conninfo(), autocommit=True)
 
 
 def drop(owner, schema):
@@ -39,11 +63,11 @@ def drop(owner, schema):
 def scratch(schema):
     """(owner connection, a function opening more connections in the schema, cleanup)."""
     from workbook import postgres
-    owner = owner_connection()
+    server = the_server()
+    owner = owner_connection(server)
     drop(owner, schema)
     owner.execute(postgres.sql.SQL("CREATE SCHEMA {}").format(postgres.sql.Identifier(schema)))
     owner.execute(postgres.sql.SQL("SET search_path TO {}").format(postgres.sql.Identifier(schema)))
-    server = SERVER["server"]
 
     def another(role=None, password=None):
         options = f"-c search_path={schema}"
@@ -181,11 +205,12 @@ def check_add_item(add_item):
     from workbook import postgres
     if not callable(add_item):
         raise NotYet("write a function add_item(store, db, item, now).")
-    owner = owner_connection()
+    server = the_server()
+    owner = owner_connection(server)
     drop(owner, "exercise_race")
     password = postgres.create_role(owner, ROLE)
     postgres.install(owner, "exercise_race", ROLE)
-    url = SERVER["server"].conninfo(ROLE, password=password, options="-c search_path=exercise_race")
+    url = server.conninfo(ROLE, password=password, options="-c search_path=exercise_race")
     db, rival = postgres.connect(url), postgres.connect(url)
     start = {"schema": 1, "step": 0, "items": []}
     postgres.put(db, "orchard", "checkpoint", "run-a", start, None, 100, 60)
