@@ -124,10 +124,12 @@ bench-peers: venv
 	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check langgraph-checkpoint-sqlite
 	$(PEERS)/bin/python -m bench.peers
 
-# In the browser (issue 8). test-browser: make lab's server on a temporary copy of the chapters,
-# driven by headless Chromium (installed by scripts/install-browser if missing): every chapter
-# runs with no error, plots render, explorers step as the store says; screenshots in
-# build/browser/ (about 1.5 minutes). html: the static edition, readable offline, in build/html/.
+# In the browser. test-browser: the real make lab in a temporary copy of the tree, its learner's
+# copy driven by headless Chromium (installed by scripts/install-browser if missing): every
+# notebook runs with no error and every check "not attempted", typed answers get their verdicts,
+# the copy survives a second make lab, a changed chapter and make lab-update, and make test's
+# command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
+# html: the static edition, readable offline, in build/html/.
 .PHONY: test-browser html
 test-browser: venv
 	@scripts/install-browser
