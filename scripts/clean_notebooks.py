@@ -6,15 +6,21 @@ nbclient records when each cell started and finished in cell metadata ("executio
 are wall-clock times, different on every run, so `make notebooks` strips them. A cell's
 printed text can also arrive in several pieces, split wherever the kernel happened to flush;
 consecutive pieces of one stream are joined, so the stored output does not depend on timing.
+
+A live widget's view (the time explorer's) names a model that only the kernel that ran it
+holds; stored, it would open as a broken widget. It is dropped, so a stored explorer shows its
+static fallback (the state as text, two tables and a picture) until its cell is run again.
 """
 import sys
 
 import nbformat
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
 
 def clean(path):
     notebook = nbformat.read(path, as_version=4)
-    changed = False
+    changed = notebook.metadata.pop("widgets", None) is not None  # the models of those views
     for cell in notebook.cells:
         for key in ("execution", "ExecuteTime"):
             if key in cell.metadata:
@@ -23,6 +29,9 @@ def clean(path):
         if cell.cell_type == "code":
             outputs = []
             for output in cell.outputs:
+                if WIDGET in output.get("data", {}):
+                    del output["data"][WIDGET]
+                    changed = True
                 previous = outputs[-1] if outputs else None
                 if (output.output_type == "stream" and previous is not None
                         and previous.output_type == "stream"

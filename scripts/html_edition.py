@@ -36,8 +36,9 @@ def static_outputs(nb):
     """A copy of the notebook with widgets replaced by their static fallback.
 
     The widget view needs the widget manager's JavaScript, so it is dropped with the saved
-    widget state. What remains of the output (text, HTML, a PNG) is shown; an output that
-    holds both HTML and a PNG is split in two so that both appear, HTML first.
+    widget state (make notebooks already drops both from the stored chapters). What remains of
+    the output (text, HTML, a PNG) is shown; an output that holds both HTML and a PNG (an
+    explorer's fallback) is split in two so that both appear, HTML first.
     """
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
@@ -45,10 +46,7 @@ def static_outputs(nb):
         outputs = []
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if WIDGET not in data:
-                outputs.append(output)
-                continue
-            data.pop(WIDGET)
+            data.pop(WIDGET, None)
             if "text/html" in data and "image/png" in data:
                 picture = copy.deepcopy(output)
                 picture.data = {"image/png": data.pop("image/png"), "text/plain": "picture"}

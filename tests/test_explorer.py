@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import pytest
 
-from workbook.explorer import CURSOR_WIDTH, FUTURE_ALPHA, Explorer, State, explore, state_at
+from workbook.explorer import CURSOR_LEAD, CURSOR_WIDTH, FUTURE_ALPHA, Explorer, State, explore, state_at
 from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.timeline import (
     Clock, Forget, Get, Purge, Put, Reopen, checkpoint, clock_backwards_scenario, demo_scenario,
@@ -122,8 +122,9 @@ def test_clock_pass_is_named_and_the_cursor_follows_it():
         assert len(bands) == 2  # one per clock pass
         shown = [patch for patch in bands if patch.get_visible()]
         assert [patch.get_gid() for patch in shown] == [f"cursor_{numbers[order]}"]
-        middle = shown[0].get_x() + shown[0].get_width() / 2
-        assert abs(middle - run.operations[order].time) < CURSOR_WIDTH / 2  # within its tick
+        left, right = shown[0].get_x(), shown[0].get_x() + shown[0].get_width()
+        tick = run.operations[order].time
+        assert tick - CURSOR_LEAD <= left and right <= tick - CURSOR_LEAD + CURSOR_WIDTH + 1e-9
     assert "(clock pass 2)" in state_at(run, 4).header()
     assert "clock pass" not in state_at(run, 2).header()
 
@@ -213,7 +214,8 @@ def test_the_cursor_moves_for_every_step_even_within_one_tick():
     lefts = [left for left, _ in places]
     assert lefts == sorted(lefts) and len(set(lefts)) == 3
     assert all(abs(width - CURSOR_WIDTH / 3) < 1e-9 for _, width in places)
-    assert abs(lefts[0] - (108 - CURSOR_WIDTH / 2)) < 1e-9  # the three share the tick's width
+    assert abs(lefts[0] - (108 - CURSOR_LEAD)) < 1e-9  # the three share the tick's width,
+    assert lefts[0] < 108 < lefts[0] + places[0][1]     # and the first covers the tick itself
 
 
 def test_what_has_not_happened_yet_is_dimmed():
@@ -235,3 +237,17 @@ def test_what_has_not_happened_yet_is_dimmed():
         for at, found in explorer.cursor.markers.items():
             for line, _, _ in found:
                 assert (line.get_alpha() == FUTURE_ALPHA) == (at > order)
+
+
+def test_nothing_that_has_happened_is_veiled():
+    """Every marker and line of a step already taken lies left of the veil (the demo reopens
+    the file at 102 and does three things at 108)."""
+    run = observe(demo_scenario())
+    explorer = explore(run)
+    for order in range(len(run.operations)):
+        explorer.slider.value = order + 1
+        veil = next(v for v in explorer.cursor.veils if v.get_visible())
+        for at, found in explorer.cursor.markers.items():
+            if at <= order:
+                for line, _, _ in found:
+                    assert max(line.get_xdata()) < veil.get_x(), (order, at, line.get_gid())

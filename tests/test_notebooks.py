@@ -76,3 +76,13 @@ def test_clean_joins_split_streams_and_drops_clock_readings(tmp_path):
     assert [(o.name, o.text) for o in stored.outputs] == [("stdout", "a\nb\n"),
                                                            ("stderr", "warning\n")]
     assert not clean.clean(path)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_live_widget_is_stored_only_its_static_fallback(notebook):
+    # A stored widget view names a model only the kernel that ran it had: it would open broken.
+    stored = json.loads(notebook.read_text())
+    assert "widgets" not in stored["metadata"], "run make notebooks"
+    for cell in stored["cells"]:
+        for output in cell.get("outputs", []):
+            assert "application/vnd.jupyter.widget-view+json" not in output.get("data", {})

@@ -42,6 +42,7 @@ from workbook.timeline import LINES, MARKERS, Run, lane, observe, passes, plot_t
 
 CURSOR = "#F0E442"  # Okabe-Ito yellow: the one colour the timeline does not use
 CURSOR_WIDTH = 0.7  # ticks, shared by the operations at one tick
+CURSOR_LEAD = 0.15  # how far the cursor starts before its tick, so the first step covers it
 FUTURE_ALPHA = 0.3  # markers of operations still to come
 VEIL = 0.65  # how strongly the part of the picture after the cursor is whitened
 STATIC_NOTE = ("A still of one step: run the notebook and move the slider "
@@ -180,13 +181,16 @@ def state_at(run, order):
 # ---------------------------------------------------------------- the picture with a cursor
 
 def slots(run):
-    """(left edge, width) of each operation's cursor: the tick's width, shared in order."""
+    """(left edge, width) of each operation's cursor: the tick's width, shared in order.
+
+    The first step of a tick covers the tick itself and later ones follow to its right, so
+    nothing that happened at the tick is veiled as still to come."""
     frame = pd.DataFrame({"time": run.frame.groupby(level="order")["time"].first(),
                           "pass": passes(run)})
     group = frame.groupby(["pass", "time"], sort=False)
     place, count = group.cumcount(), group["time"].transform("size")
     width = CURSOR_WIDTH / count
-    return pd.DataFrame({"left": frame["time"] - CURSOR_WIDTH / 2 + place * width,
+    return pd.DataFrame({"left": frame["time"] - CURSOR_LEAD + place * width,
                          "width": width})
 
 
