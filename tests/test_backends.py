@@ -27,6 +27,7 @@ import inspect
 import sys
 import types
 import unittest
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +178,31 @@ def test_a_server_that_cannot_start_says_why(monkeypatch, tmp_path):
         with server:
             pass
     assert server.folder is None        # nothing left behind
+
+
+def test_a_temporary_server_dies_with_its_owner_and_its_folder_is_swept(tmp_path):
+    """A kernel killed outright (make lab stopped with its process group) runs no atexit
+    handler: its server still stops, and the next TemporaryServer removes the folder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+    from workbook.postgres import TemporaryServer
+    owner = subprocess.Popen([sys.executable, "-c",
+                              "import time; from workbook.postgres import TemporaryServer\n"
+                              "s = TemporaryServer(); s.create()\n"
+                              "print(s.process.pid, s.folder, flush=True); time.sleep(60)"],
+                             stdout=subprocess.PIPE, text=True)
+    pid, folder = owner.stdout.readline().split()
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(int(pid)) and psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the server outlived the process that started it"
+        time.sleep(0.05)
+    assert Path(folder).is_dir()
+    with TemporaryServer():
+        assert not Path(folder).exists()

@@ -1,9 +1,10 @@
 """Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 
 Each check runs your answer on a PostgreSQL server in a scratch schema of its own, which it
-removes afterwards. The server is the page's own while it answers (the notebook hands it over
-with practise_on(server)); once the page has stopped it, or before it started one, the checks
-start a temporary server of their own, removed when the kernel stops.
+removes afterwards: WORKBOOK_POSTGRES_URL's server if it is set, else a temporary server the
+checks start at the first check and remove when the kernel stops. practise_on(server) lends
+them a running server instead (the tests do, to save starting another), for as long as it
+answers.
 """
 import atexit
 import threading
