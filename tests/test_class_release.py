@@ -100,10 +100,10 @@ def modules_back():
 
 
 @pytest.mark.parametrize("answer, succeeded, passes", [
-    ({"schema": 1, "text": "\u00e9" * 200, "source": "\u00e9" * 200, "reviewed": False}, True, True),
+    ({"schema": 1, "text": "\U0001F600" * 165, "source": "\U0001F600", "reviewed": False}, True, True),
     ({"schema": 1, "text": "short", "source": "s", "reviewed": False}, True, False),
     (None, True, False),
-    ({"schema": 1, "text": "\u00e9" * 200, "source": "\u00e9" * 200, "reviewed": False}, False, False),
+    ({"schema": 1, "text": "\U0001F600" * 165, "source": "\U0001F600", "reviewed": False}, False, False),
 ], ids=["right", "wrong", "blank", "answer-cell-raised"])
 def test_the_hidden_test_fails_unless_the_fresh_check_says_correct(answer, succeeded, passes, modules_back):
     exercise = read_chapter(CHAPTER_1).exercises[0]
@@ -132,3 +132,20 @@ def test_the_handout_runs_in_the_learners_hands_like_the_old_student_edition():
     ]
     assert [("raises-exception" in c.metadata.get("tags", [])) for c in answers] == [True, True, False]
     assert student.REGION.search("x = ____\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION").group(1) == ""
+
+
+def test_a_second_make_class_keeps_nbgrader_state_beside_the_release(tmp_path):
+    """An instructor runs nbgrader inside the release folder; making the release again replaces
+    what it wrote (source/, handout/, the config) and nothing nbgrader keeps there."""
+    out = tmp_path / "class"
+    student.main(out, timeout=7)
+    kept = {"gradebook.db": b"nbgrader's gradebook",
+            "submitted/ada/01-purpose-and-validation/01-purpose-and-validation.ipynb": b"{}",
+            "autograded/ada/x.txt": b"graded", "release/x.txt": b"released"}
+    for name, data in kept.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    (out / "source" / "stale-chapter").mkdir()
+    student.main(out, timeout=7)
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+    assert not (out / "source" / "stale-chapter").exists()

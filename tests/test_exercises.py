@@ -3,6 +3,7 @@ import importlib
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -154,3 +155,18 @@ def test_compare_waits_for_a_prediction(capsys):
     assert capsys.readouterr().out.startswith("Exercise 9.2: make your prediction first")
     exercise.compare([1, 2])
     assert shown == [[1, 2]]
+
+
+def test_a_check_after_a_cell_that_raised_says_the_answer_would_not_count(capsys, monkeypatch):
+    """The class hand-out's stub: the learner writes the answer above `raise NotImplementedError()`
+    and keeps that line. The grader gives nothing for a cell that raised, so the check says so."""
+    import types
+    shell = types.SimpleNamespace(last_execution_succeeded=False)
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    LOOPING.check(lambda: None)
+    assert capsys.readouterr().out.startswith("Exercise 9.1: not yet: the cell you ran just before")
+    LOOPING.check(____)
+    assert "delete any raise NotImplementedError() line" in capsys.readouterr().out
+    shell.last_execution_succeeded = True
+    LOOPING.check(lambda: None)
+    assert capsys.readouterr().out == "Exercise 9.1: correct: finished\n"

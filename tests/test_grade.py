@@ -189,8 +189,11 @@ def test_an_endless_loop_is_stopped_at_the_limit_and_the_next_cells_run(graded):
 
 
 def test_a_loop_inside_the_answer_function_fails_its_check_only(graded):
+    # The check's own limit sits just inside the cell's (0.8 s of 1), so the loop ends as the
+    # check's "not yet", the verdict the learner's notebook gives, not as a cell that ran over.
     points, status, sentence = verdict(graded, "loop-in-function", "1.3")
-    assert (points, status) == (0, "error") and f"the {LIMIT} s limit" in sentence
+    assert (points, status) == (0, "not yet")
+    assert sentence.startswith("your answer was still running after 0.8 seconds")
 
 
 def test_an_answer_that_ignores_the_interrupt_is_killed_and_the_chapter_goes_on(graded):

@@ -93,8 +93,10 @@ def release_notebook(chapter, solutions):
 def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
     """Write the course folder; return the chapters' file names."""
     out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
+    # Only what this writes is replaced: nbgrader's own state in the same folder (gradebook.db,
+    # release/, submitted/, autograded/, feedback/) survives a second make class.
+    for mine in ("source", "handout"):
+        shutil.rmtree(out / mine, ignore_errors=True)
     (out / "handout").mkdir(parents=True)
     (out / "nbgrader_config.py").write_text(CONFIG.format(course=COURSE_ID, timeout=timeout))
     written = []

@@ -156,7 +156,11 @@ def child(job, limit, channel, workdir):
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.chdir(workdir)
-        os.environ.update(ENVIRONMENT, IPYTHONDIR=os.path.join(workdir, ".ipython"))
+        # A check's own time limit (5 s in a notebook) follows the cell limit, just inside it: a
+        # slow but right answer gets the time the instructor allowed, and a loop in an answer
+        # function ends as the check's "not yet", as it would in the learner's notebook.
+        os.environ.update(ENVIRONMENT, IPYTHONDIR=os.path.join(workdir, ".ipython"),
+                          WORKBOOK_CHECK_SECONDS=str(max(limit * 0.8, limit - 1)))
         for name in [n for n in sys.modules if n == "workbook" or n.startswith("workbook.")]:
             del sys.modules[name]  # the chapter imports the package afresh
 

@@ -23,6 +23,7 @@ import functools
 import json
 import os
 import signal
+import sys
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
@@ -157,6 +158,19 @@ class Verdict:
 
 
 BLANK = "Replace the ____ with your answer, run that cell, then run this check again."
+BLANK_AND_STUB = ("Replace the ____ with your answer and delete any raise NotImplementedError() "
+                  "line, run that cell, then run this check again.")
+RAISED = ("the cell you ran just before this check raised an error, so a grader would not count "
+          "its answer (a leftover raise NotImplementedError() counts too); fix it, run it, then "
+          "run this check again.")
+
+
+def the_cell_before_raised():
+    """In a notebook: whether the cell run just before this one ended with an exception."""
+    if "IPython" not in sys.modules:
+        return False
+    shell = sys.modules["IPython"].get_ipython()
+    return shell is not None and getattr(shell, "last_execution_succeeded", True) is False
 STUB = "Your function still raises NotImplementedError; write its body first."
 
 
@@ -199,7 +213,14 @@ class Exercise:
         return Verdict(self.number, "correct", praise)
 
     def check(self, answer=None, seconds=None):
-        print(self.verdict(answer, seconds))
+        verdict = self.verdict(answer, seconds)
+        if the_cell_before_raised():
+            # As a grader sees it (make grade, nbgrader): an answer cell that raised counts for
+            # nothing, even if it set the answer before it raised.
+            verdict = (Verdict(self.number, "not attempted", BLANK_AND_STUB)
+                       if verdict.status == "not attempted"
+                       else Verdict(self.number, "not yet", RAISED))
+        print(verdict)
 
     def compare(self, answer=None):
         """Show the real outcome beside a prediction, once there is a prediction to compare."""
