@@ -622,7 +622,7 @@ def test_notebook_runs_in_the_browser(page, lab, name, tmp_path):
 
 CHAPTER = NOTEBOOKS[0]
 IMPORTS = "c01-030"  # the exercise section's own import cell
-RIGHT = ("c01-032", ['wide_fact = {"schema": 1, "text": "é" * 200, "source": "é" * 200, '
+RIGHT = ("c01-032", ['wide_fact = {"schema": 1, "text": "\\U0001F600" * 165, "source": "\\U0001F600", '
                      '"reviewed": False}'])
 WRONG = ("c01-035", ['full_checkpoint = {"schema": 1, "step": 2, "items": ["x" * 100] * 8}'])
 ENDLESS = ("c01-038", ["def to_key(title):", "    while True:", "        pass"])

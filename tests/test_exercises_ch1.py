@@ -5,11 +5,20 @@ from workbook.exercises.ch1 import q1, q2, q3
 
 
 def test_wide_fact():
-    right = {"schema": 1, "text": "\u00e9" * 200, "source": "\u00e9" * 200, "reviewed": False}
-    assert q1.verdict(right).correct
+    emoji = "\U0001F600"
+    right = {"schema": 1, "text": emoji * 165, "source": emoji, "reviewed": False}
+    verdict = q1.verdict(right)
+    assert verdict.correct and verdict.sentence.startswith("166 characters, the fewest possible")
+    assert q1.verdict(right | {"reviewed": True}).correct  # true is a byte shorter, still enough
+    one_short = right | {"text": emoji * 164}
+    assert q1.verdict(one_short).sentence.startswith("payload accepts it: it is only 2038 bytes")
+    accents = right | {"text": "\u00e9" * 200, "source": "\u00e9" * 200}  # too large, but 400 characters
+    assert q1.verdict(accents).sentence == (
+        "payload rejects it for size (2458 bytes), but text and source hold 400 characters between "
+        "them, and 166 are enough: which characters cost the most bytes as JSON?")
     ascii_only = right | {"text": "e" * 200, "source": "e" * 200}
-    assert "only" in q1.verdict(ascii_only).sentence and q1.verdict(ascii_only).status == "not yet"
-    too_many_characters = right | {"text": "\u00e9" * 300}
+    assert "cost more bytes" in q1.verdict(ascii_only).sentence
+    too_many_characters = right | {"text": emoji * 300}
     assert "256 characters" in q1.verdict(too_many_characters).sentence
     assert q1.verdict({"schema": 1}).status == "not yet"
     assert q1.verdict(None).status == "not attempted"

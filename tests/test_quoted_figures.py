@@ -23,7 +23,6 @@ import test_concurrency
 from quoted import (README, RELIABILITY, ROOT, cells, number, output, prose, quoted, source,
                     stale_reliability, whole_run)
 from workbook import records, store
-from workbook.validation import MAX_BYTES, MAX_TEXT
 from workbook.reference import MUTANTS
 
 CH1, CH2, CH3 = "01-purpose-and-validation.ipynb", "02-visibility.ipynb", "03-revisions.ipynb"
@@ -77,20 +76,10 @@ def before_put_transaction():
     return [len([line for line in body[2:] if line.strip()])]
 
 
-def emoji_overflow():
-    """[fewest emoji over the byte limit, the character limit, the bytes they take]."""
-    [emoji] = found(CH1, "c01-025b", r"1 (\d+) \\ud83c")   # the emoji's line
-    fewest = MAX_BYTES // emoji + 1
-    return [fewest, MAX_TEXT, fewest * emoji]
-
-
 QUOTES = [  # (where, cell or None for the README, the quoting sentence, the figures now)
     (CH1, "c01-006", r"These (\w+) helpers", lambda: [functions(CH1, "c01-007")]),
     (CH1, "c01-016", r"(\w+) small helpers keep it readable",
      lambda: [functions(CH1, "c01-017")]),
-    (CH1, "c01-026",
-     r"so (\d+) of them, far below the (\d+)-character limit, take ([\d,]+) bytes",
-     emoji_overflow),
     (CH2, "c02-002", r"the (\w+) statements that set a database up",
      lambda: [len(records.SCHEMA)]),
     (CH2, "c02-010", r"The same (\w+) statements", lambda: [len(records.SCHEMA)]),

@@ -9,6 +9,15 @@ def size_of(value):
     return len(json.dumps(value, sort_keys=True, ensure_ascii=True).encode("utf-8"))
 
 
+def fewest_characters():
+    """The fewest characters text and source can hold together while the fact is too large."""
+    empty = size_of({"schema": 1, "text": "", "source": "", "reviewed": False})
+    return (MAX_BYTES - empty) // MOST_BYTES_PER_CHARACTER + 1
+
+
+MOST_BYTES_PER_CHARACTER = 12  # a character beyond U+FFFF: two \uXXXX escapes
+
+
 def check_wide_fact(value):
     if not isinstance(value, dict) or set(value) != FIELDS["fact"]:
         raise NotYet("a fact is a dict with exactly the fields schema, text, source and reviewed.")
@@ -21,14 +30,20 @@ def check_wide_fact(value):
     size = size_of(value)
     if size <= MAX_BYTES:
         raise NotYet(f"payload accepts it: it is only {size} bytes as JSON; "
-                     "characters outside ASCII are escaped to six bytes each.")
+                     "pick characters that cost more bytes each when escaped.")
     try:
         payload("fact", value)
     except ValueError as error:
         if "bytes as JSON" not in str(error):
             raise NotYet("payload rejects it, but not for size; fix the other field first.")
-    return (f"every field fits {MAX_TEXT} characters, yet the stored JSON needs "
-            f"{size} bytes, over the {MAX_BYTES}-byte limit.")
+    used, fewest = len(value["text"]) + len(value["source"]), fewest_characters()
+    if used > fewest:
+        raise NotYet(f"payload rejects it for size ({size} bytes), but text and source hold "
+                     f"{used} characters between them, and {fewest} are enough: which characters "
+                     "cost the most bytes as JSON?")
+    return (f"{used} characters, the fewest possible, and the stored JSON needs {size} bytes, "
+            f"over the {MAX_BYTES}-byte limit: each character beyond U+FFFF costs "
+            f"{MOST_BYTES_PER_CHARACTER} bytes.")
 
 
 def check_full_checkpoint(value):
@@ -68,9 +83,12 @@ def check_to_key(to_key):
 
 
 q1 = Exercise(
-    "1.1", "Write a fact within the character limits but over the byte limit.", check_wide_fact,
-    hints=["The limit is on json.dumps(value, sort_keys=True, ensure_ascii=True), in bytes.",
-           "With ensure_ascii=True, 'é' is written as the six characters \\u00e9."],)
+    "1.1", "Write a fact that payload rejects for its size alone, with as few characters in "
+    "text and source as possible.", check_wide_fact,
+    hints=["The limit is on json.dumps(value, sort_keys=True, ensure_ascii=True), in bytes: find "
+           "the character that costs the most bytes there (the table above measures a few).",
+           "An emoji costs 12 bytes; measure the JSON of the fact with empty text and source, and "
+           "work out how many 12-byte characters push it past 2,048."])
 
 q2 = Exercise(
     "1.2", "Write the longest eight-item checkpoint that payload accepts.", check_full_checkpoint,
