@@ -80,7 +80,7 @@ def test_purge_job_with_a_poor_report():
             report.append({"operation": "purge", "time": now, "tenant": tenant, "count": total})
         return report
 
-    not_yet(q1.verdict(counts_everything), "Use the number purge returns")
+    not_yet(q1.verdict(counts_everything), "use the number purge returns")
 
 
 def test_purge_job_not_attempted():

@@ -21,11 +21,11 @@ def test_prediction_right():
 
 
 def test_prediction_that_ignores_the_rewrite():
-    not_yet(q1.verdict([(100, 105), (111, 113)]), "Did a later put set a new deadline?")
+    not_yet(q1.verdict([(100, 105), (111, 113)]), "(did a later put set a new deadline?)")
 
 
 def test_prediction_with_the_last_visible_tick_as_end():
-    not_yet(q1.verdict([(100, 108), (111, 113)]), "You wrote the last visible tick")
+    not_yet(q1.verdict([(100, 108), (111, 113)]), "(you wrote the last visible tick")
 
 
 def test_prediction_that_ignores_the_forget():
@@ -128,7 +128,7 @@ def test_the_right_answer_sends_at_most_once_at_every_crash_point():
 
 
 def test_send_then_save_sends_twice():
-    not_yet(q3.verdict(send_then_save), "called 2 times for one message. Nothing was committed")
+    not_yet(q3.verdict(send_then_save), "called 2 times for one message, because nothing was committed")
     assert run_worker(send_then_save, 1)[1] == 2  # the crash just after the send
 
 
@@ -147,7 +147,7 @@ def test_resending_on_a_found_intent():
         value["items"].append("sent")
         return put(db, *NOTIFY, value, revision, now, 60)
 
-    not_yet(q3.verdict(resend), "The retry found the intent and sent anyway")
+    not_yet(q3.verdict(resend), "because the retry found the intent and sent anyway")
 
 
 def test_claiming_sent_without_sending():

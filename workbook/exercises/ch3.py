@@ -148,7 +148,7 @@ def check_against(increment, db, other):
                 min(expected - count, 3) - 1]
             raise NotYet(f"with {others} between your read and your write, the count "
                          f"went from {before} to {count}, not {expected}: "
-                         f"{lost} lost. After a Conflict, reread the "
+                         f"{lost} lost; after a Conflict, reread the "
                          "record and compute the new count from what you read.")
         if count > expected:
             raise NotYet(f"with {others} between your read and your write, the count "

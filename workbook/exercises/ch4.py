@@ -83,11 +83,11 @@ def check_purge_job(purge_job):
                          "the now the job ran with.")
         if entry["count"] != counts[tenant]:
             raise NotYet(f"the report says {tenant} lost {entry['count']!r} rows; it lost "
-                         f"{counts[tenant]}. Use the number purge returns.")
+                         f"{counts[tenant]}: use the number purge returns.")
     shown = repr(report)
     if any(text in shown for *_, text in PLANTED):
         raise NotYet("the report contains the text of a purged record: it is now one more copy "
-                     "of what you deleted. Record counts, not contents.")
+                     "of what you deleted, so record counts, not contents.")
     return (f"counts {', '.join(f'{t} {counts[t]}' for t in JOB_TENANTS)}; quarry and the rows "
             f"still before their deadline are untouched, and no record's text is in the report.")
 

@@ -69,11 +69,11 @@ def check_prediction(predicted):
         if end != span.end:
             extra = ""
             if span.ends == "expiry" and end == span.end - 1:
-                extra = " You wrote the last visible tick; the end is the first hidden one."
+                extra = " (you wrote the last visible tick; the end is the first hidden one)"
             elif span.ends == "expiry" and end < span.end:
-                extra = " Did a later put set a new deadline?"
+                extra = " (did a later put set a new deadline?)"
             raise NotYet(f"interval {number} ends at {end} in your answer, which is not what the "
-                         f"run shows: {WHY_IT_ENDS[span.ends]}.{extra}")
+                         f"run shows: {WHY_IT_ENDS[span.ends]}{extra}.")
     return (f"the run shows exactly {actual}: the rewrite at 104 moved the deadline to 109, and "
             "the forget at 113 ended the second interval before its deadline.")
 
@@ -111,7 +111,7 @@ def check_gap(scenario):
     width = span.end - span.start
     if width != GAP:
         raise NotYet(f"the fact was hidden but present from {span.start} to {span.end}: {width} "
-                     f"ticks, not {GAP}. The gap starts at the deadline (the put's now + ttl) and "
+                     f"ticks, not {GAP}; the gap starts at the deadline (the put's now + ttl) and "
                      "ends at the purge.")
     return (f"get returned None from {span.start} while the row stayed in records until the "
             f"purge at {span.end}: {GAP} ticks hidden but present.")
@@ -232,23 +232,23 @@ def check_send_once(send_once):
     for crash_at, point in enumerate(events):
         _, sent, step = run_worker(send_once, crash_at)
         if sent > 1:
-            why = ("The retry found the intent and sent anyway; it cannot know whether the first "
-                   "send happened, so it must not send again." if intent_first else
-                   "Nothing was committed before the send, so the retry found the checkpoint "
-                   "unchanged. Record the intent (step 1) with put before sending.")
+            why = ("the retry found the intent and sent anyway, though it cannot know whether the "
+                   "first send happened, so it must not send again" if intent_first else
+                   "nothing was committed before the send, so the retry found the checkpoint "
+                   "unchanged: record the intent (step 1) with put before sending")
             raise NotYet(f"a crash {point}, then a retry on the reopened file: mailer.send was "
-                         f"called {sent} times for one message. {why}")
+                         f"called {sent} times for one message, because {why}.")
         if sent == 0 and step == 2:
             raise NotYet(f"after a crash {point}, nothing was sent, yet the checkpoint says step 2 "
-                         "(sent). Record step 2 only after mailer.send has returned, and never "
+                         "(sent): record step 2 only after mailer.send has returned, and never "
                          "on a retry that did not send.")
         if sent == 0:
             lost.append(point)
-    said = (f" A crash between recording the intent and sending ({' or '.join(lost)}) leaves "
-            "step 1 and no send: at most once, not exactly once; only a person or the mail "
-            "service's own records can settle that case." if lost else "")
+    said = (f"; a crash between recording the intent and sending ({' or '.join(lost)}) leaves "
+            "step 1 and no send, which is at most once, not exactly once, and only a person or "
+            "the mail service's own records can settle it" if lost else "")
     return (f"{len(events)} crash points, each followed by {RETRIES} retries on the reopened "
-            f"file: never more than one send.{said}")
+            f"file: never more than one send{said}.")
 
 
 # ---------------------------------------------------------------- the exercises

@@ -128,7 +128,7 @@ def check_next_ticket(next_ticket):
         stored = owner.execute("SELECT value FROM tickets").fetchone()[0]
         if answer.get("value") == 2:
             raise NotYet("your function and a rival both got ticket 2: it read the counter "
-                         "before it had the row's lock. Read it with SELECT ... FOR UPDATE "
+                         "before it had the row's lock; read it with SELECT ... FOR UPDATE "
                          "inside the transaction, or add one in the UPDATE itself.")
         if answer.get("value") != 3 or stored != 3:
             raise NotYet(f"after a rival's ticket 2 your function returned {answer.get('value')!r} "
