@@ -40,6 +40,9 @@ def test_check_hint_and_solution_read_as_one_sentence_each(chapter, name, exerci
         assert line.endswith(more) == (level < len(exercise.hints))
     exercise.hint()
     assert lines(capsys)[0].startswith(f"Exercise {number}, hint 1 of")
+    exercise.hint(len(exercise.hints) + 1)
+    assert lines(capsys)[0].startswith(f"Exercise {number}, hint {len(exercise.hints)} of "
+                                       f"{len(exercise.hints)} (there is no hint {len(exercise.hints) + 1}):")
     exercise.solution()
     shown = lines(capsys)
     assert shown[0] == f"Exercise {number}, a solution:" and answers()[number].strip() in "\n".join(shown)

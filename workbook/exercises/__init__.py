@@ -234,10 +234,12 @@ class Exercise:
         if not self.hints:
             print(f"Exercise {self.number}: no hint for this one; reread the task: {self.task}")
             return
-        level = max(1, min(level, len(self.hints)))
+        asked, level = level, max(1, min(level, len(self.hints)))
         name = "q" + self.number.split(".")[1]
         more = f" ({name}.hint({level + 1}) for more)" if level < len(self.hints) else ""
-        print(f"Exercise {self.number}, hint {level} of {len(self.hints)}: {self.hints[level - 1]}{more}")
+        last = f" (there is no hint {asked})" if asked > len(self.hints) else ""
+        print(f"Exercise {self.number}, hint {level} of {len(self.hints)}{last}: "
+              f"{self.hints[level - 1]}{more}")
 
     def solution(self):
         if os.environ.get("WORKBOOK_HIDE_SOLUTIONS") == "1":
