@@ -234,7 +234,7 @@ def main(command="sync", where=None):
     where = shown(copy)
     if added:
         print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "
-              "(answers hidden; your work stays there).")
+              f"(answers hidden; your work stays there). Start with {where}/{START}.")
     else:
         print(f"Your copy of the workbook is {where}/ (your work stays there).")
     if changed:
