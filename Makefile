@@ -54,20 +54,24 @@ notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 	$(PY) scripts/clean_notebooks.py notebooks/*.ipynb
 
-# The class release (docs/instructors.md): build/class/ is an nbgrader course folder (source/,
-# nbgrader_config.py) and the hand-out edition (handout/) for classes without nbgrader.
+# The class release (docs/instructors.md): $(CLASS) is an nbgrader course folder (source/,
+# nbgrader_config.py) and the hand-out edition (handout/) for classes without nbgrader. A course
+# keeps it outside the clone (CLASS=~/teaching/memory): nbgrader's gradebook and the students'
+# work live there, and a second make class replaces only what it wrote.
 # make student is the same command under its old name.
 TIMEOUT ?= 10
+CLASS ?= build/class
 class student: venv
-	$(PY) scripts/student.py build/class --timeout $(TIMEOUT)
+	$(PY) scripts/student.py $(CLASS) --timeout $(TIMEOUT)
 
 # Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student). Writes
 # $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json. TIMEOUT: seconds per cell;
-# JOBS: chapters graded at once (default: the number of cores).
+# JOBS: chapters graded at once (default: the number of cores); CHAPTERS=01,02: only those
+# chapters (default: all six).
 GRADES ?= build/grades
 grade: venv
-	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades]" >&2; exit 2; }
-	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
+	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
+	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 # Try the grader on a generated class: six students (right, blank, partly wrong, an error cell,
 # an endless loop, a tamperer) over all six chapters, into build/demo-class/ and build/demo-grades/.

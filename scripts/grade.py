@@ -1,13 +1,14 @@
 """Grade a class: a folder with one sub-folder (or one notebook) per student.
 
-    python scripts/grade.py SUBMISSION [--out DIR] [--timeout SECONDS] [--jobs N] [--json]
-    make grade SUBMISSION=class/ [GRADES=build/grades] [TIMEOUT=10] [JOBS=<cores>]
+    python scripts/grade.py SUBMISSION [--out DIR] [--timeout SECONDS] [--jobs N] [--chapters 1,2] [--json]
+    make grade SUBMISSION=class/ [GRADES=build/grades] [TIMEOUT=10] [JOBS=<cores>] [CHAPTERS=01,02]
 
 From each student's notebooks only the answer cells are taken. Each graded chapter then runs
 from the author's source (notebooks/) with those answers in place of the worked ones, and the
 verdicts come from a freshly imported copy of the exercise module: a student's check lines,
 printed verdicts or patched checks change nothing. A cell that raises or runs past the per-cell
-limit fails only its exercise. Writes DIR/gradebook.csv, DIR/feedback/<student>.txt and
+limit fails only its exercise. --chapters grades some of the chapters only (default: all six);
+a student's notebooks of the other chapters are then left alone. Writes DIR/gradebook.csv, DIR/feedback/<student>.txt and
 DIR/grades.json (scripts/classroom/gradebook.py) and prints a summary, or the JSON with --json.
 Exits 0 when the gradebook is written, 2 when the arguments are wrong.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from classroom import runner  # noqa: E402
-from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters  # noqa: E402
+from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters, select  # noqa: E402
 from classroom.gradebook import as_json, grade_class, summary, write  # noqa: E402
 
 
@@ -40,6 +41,8 @@ def parser():
                         help="seconds each cell may run before it is interrupted and fails (default 10)")
     options.add_argument("--jobs", type=int, default=cores(),
                         help="chapters graded at once, each in its own process (default: the cores, %(default)s)")
+    options.add_argument("--chapters", default=",".join(stem[:2] for stem in GRADED),
+                        help="the chapters to grade, by number: 01,02 (default: all, %(default)s)")
     options.add_argument("--json", action="store_true", help="print the grades as JSON instead of a summary")
     return options
 
@@ -53,9 +56,14 @@ def main(argv=None):
         options.error("--jobs must be at least 1")
     if not Path(arguments.submission).is_dir():
         options.error(f"SUBMISSION: {arguments.submission} is not a folder")
+    try:
+        stems = select(arguments.chapters)
+    except ValueError as error:
+        options.error(str(error))
     runner.preload()  # before anything imports numpy or matplotlib
-    chapters = graded_chapters(SOURCE, GRADED)
-    book = grade_class(arguments.submission, chapters, arguments.timeout, arguments.jobs)
+    known = graded_chapters(SOURCE, GRADED)  # to tell a chapter left out from a stray notebook
+    chapters = [chapter for chapter in known if chapter.stem in stems]
+    book = grade_class(arguments.submission, chapters, arguments.timeout, arguments.jobs, known=known)
     if not book.grades:
         print(f"no students in {arguments.submission}: expected one sub-folder or notebook per student",
               file=sys.stderr)

@@ -8,6 +8,7 @@ six-chapter class and compares it with nbgrader's points.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import SOURCE, read_chapter  # noqa: E402
+from classroom.gradebook import ONLY_ANSWER_CELLS  # noqa: E402
 from classroom.students import KINDS, first_chapter_tricks, write_class  # noqa: E402
 import learner  # noqa: E402  (make lab's learner edition)
 
@@ -41,6 +43,7 @@ EXPECTED = {
     "exec-answer": [0, 1, 1],
     "exits-python": [1, 0, 1],
     "forks-a-sleeper": [1, 1, 1],
+    "helper-in-own-cell": [1, 1, 0],
     "extra-cell": [0, 1, 1],
     "fake-printed-verdict": [0, 1, 1],
     "ignores-interrupt": [0, 1, 1],
@@ -177,8 +180,17 @@ def test_the_tamperer_who_tries_everything_at_once_gets_nothing(graded):
 
 def test_a_name_error_fails_only_its_exercise(graded):
     assert verdict(graded, "error-cell", "1.1") == (
-        0, "error", "NameError (name 'undefined_helper' is not defined) in your answer to 1.1.")
+        0, "error", "NameError (name 'undefined_helper' is not defined) in your answer to 1.1. "
+        + ONLY_ANSWER_CELLS)
     assert [verdict(graded, "error-cell", n)[1] for n in ("1.2", "1.3")] == ["correct", "correct"]
+
+
+def test_a_helper_in_a_cell_of_its_own_is_missing_and_the_feedback_says_why(graded):
+    points, status, sentence = verdict(graded, "helper-in-own-cell", "1.3")
+    assert (points, status) == (0, "not yet")
+    assert "NameError" in sentence and sentence.endswith(ONLY_ANSWER_CELLS)
+    # a wrong answer without a NameError gets no such advice
+    assert ONLY_ANSWER_CELLS not in verdict(graded, "partly-wrong", "1.2")[2]
 
 
 def test_an_endless_loop_is_stopped_at_the_limit_and_the_next_cells_run(graded):
@@ -264,8 +276,25 @@ def test_each_student_gets_a_feedback_file_with_a_verdict_per_exercise(graded):
     assert files == sorted(EXPECTED)
     lines = (graded["out"] / "feedback" / "error-cell.txt").read_text().splitlines()
     assert lines[0] == "error-cell: 2 of 18 points"
-    assert "  1.1   0 of 1   error: NameError (name 'undefined_helper' is not defined) in your answer to 1.1." in lines
+    assert lines[1].startswith("Chapters graded: 1, 2, 3, 4, 5, 6. ")
+    assert ("  1.1   0 of 1   error: NameError (name 'undefined_helper' is not defined) in your answer "
+            "to 1.1. " + ONLY_ANSWER_CELLS) in lines
     assert sum(line.startswith(("  1.", "  2.", "  3.", "  4.", "  5.", "  6.")) for line in lines) == 18
+
+
+def test_feedback_reads_as_the_notebook_prints_a_verdict(graded):
+    from workbook.exercises import ch1
+    printed = str(ch1.q1.verdict(None)).split(": ", 1)[1]  # what the learner's own check says
+    assert printed.startswith("not attempted. ")
+    blank = (graded["out"] / "feedback" / "blank.txt").read_text()
+    assert "  1.1   0 of 1   not attempted. " in blank and "not attempted:" not in blank
+
+
+def test_no_feedback_names_an_internal_cell_id(graded):
+    # a student cannot find "c01-030" in JupyterLab; the feedback quotes the cell's first line
+    texts = [p.read_text() for p in (graded["out"] / "feedback").iterdir()]
+    texts.append((graded["out"] / "grades.json").read_text())
+    assert not any(re.search(r"\bc0\d-\d{3}\b", text) for text in texts)
 
 
 def test_students_are_graded_in_parallel(graded):

@@ -14,8 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import grade  # noqa: E402
-from classroom.chapters import SOURCE, read_chapter, without_markers  # noqa: E402
-from classroom.gradebook import clean, plan  # noqa: E402
+from classroom.chapters import GRADED, SOURCE, own_cell, read_chapter, select, without_markers  # noqa: E402
+from classroom.gradebook import clean, grade_class, plan  # noqa: E402
 from classroom.release import release_notebook  # noqa: E402
 from classroom.submissions import answers, students  # noqa: E402
 
@@ -127,13 +127,42 @@ def test_one_students_own_folder_is_a_class_of_one(tmp_path, chapter, handout):
     assert [(s.name, list(s.notebooks)) for s in students(tmp_path / "frank", [chapter])] == [("frank", [chapter.stem])]
 
 
+def test_a_chapters_own_cell_is_named_by_its_first_line_of_code_never_by_its_id():
+    assert own_cell("#| export\nfrom workbook.store import put\n") == \
+        'the chapter\'s own cell that begins "from workbook.store import put"'
+    assert own_cell("x = '" + "y" * 80 + "'").endswith('yyy..."') and len(own_cell("x" * 200)) < 110
+    assert own_cell("#| hide\n\n") == "an empty cell of the chapter"
+
+
+def test_chapters_are_chosen_by_number_or_name_in_course_order():
+    assert select("02,1") == (GRADED[0], GRADED[1])
+    assert select(" 6 , 06-failure-cases-and-limits") == (GRADED[5],)
+    assert select(",".join(stem[:2] for stem in GRADED)) == tuple(GRADED)
+    for wrong in ("7", "appendix-costs", "1;2", ""):
+        with pytest.raises(ValueError, match="^CHAPTERS: .* is not a graded chapter"):
+            select(wrong)
+
+
+def test_grading_some_chapters_leaves_the_students_other_notebooks_alone(tmp_path, chapter, handout):
+    chapter_2 = read_chapter(SOURCE / f"{GRADED[1]}.ipynb")
+    write(tmp_path / "alice" / chapter.filename, handout)
+    write(tmp_path / "alice" / chapter_2.filename, release_notebook(chapter_2, solutions=False))
+    write(tmp_path / "alice" / "notes.ipynb", nbformat.v4.new_notebook())
+    book = grade_class(tmp_path, [chapter], limit=5, parallel=1, known=[chapter, chapter_2])
+    (alice,) = book.grades
+    assert [m.exercise for m in alice.marks] == ["1.1", "1.2", "1.3"]
+    assert {m.status for m in alice.marks} == {"not attempted"}
+    assert alice.notes == ["notes.ipynb is none of the graded chapters and was not graded."]
+
+
 def test_clean_leaves_one_line_of_plain_text():
     assert clean("\x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07\nnext\tline\x00") == "red link next line"
     assert clean("x" * 400) == "x" * 297 + "..."
 
 
 def test_the_command_line_refuses_bad_arguments_with_exit_status_2(tmp_path):
-    for arguments in ([str(tmp_path / "nowhere")], [str(tmp_path), "--timeout", "0"], [str(tmp_path), "--jobs", "0"]):
+    for arguments in ([str(tmp_path / "nowhere")], [str(tmp_path), "--timeout", "0"], [str(tmp_path), "--jobs", "0"],
+                      [str(tmp_path), "--chapters", "7"]):
         with pytest.raises(SystemExit) as stopped:
             grade.main(arguments)
         assert stopped.value.code == 2
@@ -146,9 +175,16 @@ def test_make_passes_the_time_limit_jobs_and_output_folder_through():
     default = subprocess.run(["make", "-n", "grade", "SUBMISSION=class"], cwd=ROOT, capture_output=True,
                              text=True, check=True).stdout
     assert "scripts/grade.py class --out build/grades --timeout 10" in default and "--jobs" not in default
+    assert "--chapters" not in default
+    some = subprocess.run(["make", "-n", "grade", "SUBMISSION=class", "CHAPTERS=01,02"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    assert some.rstrip().endswith("--chapters 01,02")
     for target in ("class", "student"):
         shown = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True).stdout
         assert "scripts/student.py build/class --timeout 10" in shown
+    elsewhere = subprocess.run(["make", "-n", "class", "CLASS=/srv/course", "TIMEOUT=4"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout
+    assert "scripts/student.py /srv/course --timeout 4" in elsewhere
 
 
 def test_by_default_as_many_chapters_are_graded_at_once_as_there_are_cores():

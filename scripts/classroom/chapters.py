@@ -179,3 +179,30 @@ def read_chapter(path):
 
 def graded_chapters(source=SOURCE, stems=GRADED):
     return [read_chapter(Path(source) / f"{stem}.ipynb") for stem in stems]
+
+
+def select(wanted, stems=GRADED):
+    """The graded chapters named in `wanted`, in course order: a comma-separated list of chapter
+    numbers ("1,2" or "01,02") or file stems. ValueError naming CHAPTERS for anything else."""
+    by_number = {int(stem[:2]): stem for stem in stems}
+    chosen = set()
+    for part in str(wanted).split(","):
+        part = part.strip()
+        if part.isdigit() and int(part) in by_number:
+            chosen.add(by_number[int(part)])
+        elif part in stems:
+            chosen.add(part)
+        else:
+            known = ", ".join(str(n) for n in sorted(by_number))
+            raise ValueError(f"CHAPTERS: {part!r} is not a graded chapter; give numbers from {known}, "
+                             "separated by commas")
+    return tuple(stem for stem in stems if stem in chosen)
+
+
+def own_cell(source, width=60):
+    """A chapter's own cell in words a student can find it by: its first line of code, quoted."""
+    lines = [line.strip() for line in source.splitlines()]
+    first = next((line for line in lines if line and not line.startswith("#|")), "")
+    if len(first) > width:
+        first = first[:width - 3] + "..."
+    return f'the chapter\'s own cell that begins "{first}"' if first else "an empty cell of the chapter"

@@ -16,13 +16,17 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from classroom.chapters import stubbed
+from classroom.chapters import own_cell, stubbed
 from classroom.runner import Job, Runner
 from classroom.submissions import answers, students
 
 STATUSES = ("correct", "not yet", "not attempted", "error", "missing", "ungradable")
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[@-_]?")
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# A NameError in a graded answer is most often a helper the student wrote in a cell of its own.
+NAME_ERROR = re.compile(r"\bNameError\b")
+ONLY_ANSWER_CELLS = ("Grading runs only your answer cells, so a helper, import or value you "
+                     "defined in another cell is missing there; put it inside the answer cell.")
 
 
 def clean(text, limit=300):
@@ -44,6 +48,10 @@ class Mark:
     found_by: str | None = None   # how the answer cell was found: "cell id", "grade_id", "name"
 
     def verdict(self):
+        """As a notebook prints a verdict (str(Verdict)): "not attempted. Your ...", else
+        "<status>: <sentence>"."""
+        if self.status == "not attempted":
+            return f"{self.status}. {self.sentence}"
         return f"{self.status}: {self.sentence}"
 
 
@@ -133,7 +141,7 @@ def marks_for(chapter, job, found, limit):
         if result["timed_out"] or (result.get("error") and not item["tolerated"]):
             what = (f"did not finish within {limit_text}" if result["timed_out"]
                     else f"raised {error_text(result['error'])}")
-            return [mark(e, "ungradable", f"the chapter's own cell {item['cell_id']} {what} "
+            return [mark(e, "ungradable", f"{own_cell(item['source'])} {what} "
                                           "before any answer ran; tell your instructor.")
                     for e in chapter.exercises], []
 
@@ -156,10 +164,11 @@ def marks_for(chapter, job, found, limit):
         elif answer["timed_out"]:
             marks.append(mark(exercise, "error", f"your answer to {n} did not finish within {limit_text}."))
         elif answer.get("error") and answer["error"]["ename"] == "NotImplementedError":
-            marks.append(mark(exercise, "not attempted", "your answer cell still raises "
+            marks.append(mark(exercise, "not attempted", "Your answer cell still raises "
                               "NotImplementedError; put your answer in place of the stub."))
         elif answer.get("error"):
-            marks.append(mark(exercise, "error", f"{error_text(answer['error'])} in your answer to {n}."))
+            marks.append(mark(exercise, "error", f"{error_text(answer['error'])} in your answer to {n}.",
+                              helper_hint(answer["error"]["ename"])))
         elif check is None:
             marks.append(mark(exercise, "ungradable", f"the chapter stopped before your answer to {n} "
                                                       f"was checked: {job.halted}."))
@@ -168,13 +177,14 @@ def marks_for(chapter, job, found, limit):
                                                  f"{limit_text}."))
         elif check.get("error"):
             marks.append(mark(exercise, "error", f"{error_text(check['error'])} while checking your "
-                                                 f"answer to {n}."))
+                                                 f"answer to {n}.", helper_hint(check["error"]["ename"])))
         else:
             verdict = check["verdict"]
             if verdict["exercise"] != n or verdict["status"] not in ("correct", "not yet", "not attempted"):
                 marks.append(mark(exercise, "error", f"the check of {n} gave no verdict."))
             else:
-                marks.append(mark(exercise, verdict["status"], verdict["sentence"]))
+                hint = verdict["status"] == "not yet" and helper_hint(verdict["sentence"])
+                marks.append(mark(exercise, verdict["status"], verdict["sentence"], hint))
         marks[-1].found_by = found[n].found_by if n in found else None
     notes = []
     for index, item in enumerate(items[first_answer:], start=first_answer):
@@ -182,24 +192,33 @@ def marks_for(chapter, job, found, limit):
         if item["kind"] == "cell" and result and not item["tolerated"] and (result["timed_out"] or result.get("error")):
             what = (f"did not finish within {limit_text}" if result["timed_out"]
                     else f"raised {error_text(result['error'])}")
-            notes.append(f"chapter {chapter.number}: the chapter's own cell {item['cell_id']} {what} after "
+            notes.append(f"chapter {chapter.number}: {own_cell(item['source'])} {what} after "
                          "your answers ran; it uses what an answer cell defines or changes.")
     return marks, notes
 
 
-def mark(exercise, status, sentence):
+def helper_hint(text):
+    """ONLY_ANSWER_CELLS when the failure (an exception's name, or a check's sentence) is a
+    NameError, else None."""
+    return ONLY_ANSWER_CELLS if NAME_ERROR.search(text) else None
+
+
+def mark(exercise, status, sentence, hint=None):
+    """The Mark; `hint`, a sentence of the grader's own, follows the (cut) sentence in full."""
     points = exercise.points if status == "correct" else 0
-    return Mark(exercise.number, exercise.chapter, points, exercise.points, status, clean(sentence))
+    sentence = clean(sentence) + (f" {hint}" if hint else "")
+    return Mark(exercise.number, exercise.chapter, points, exercise.points, status, sentence)
 
 
 # ------------------------------------------------------------------------------ the class
 
-def grade_class(folder, chapters, limit=10, parallel=2):
-    """Grade every student of the class folder; returns a Gradebook."""
+def grade_class(folder, chapters, limit=10, parallel=2, known=None):
+    """Grade every student of the class folder on `chapters`; returns a Gradebook. `known`: every
+    chapter a notebook may be, when `chapters` is only some of them (their notebooks are skipped)."""
     if limit <= 0:
         raise ValueError("timeout: the per-cell limit must be a positive number of seconds")
     started = time.monotonic()
-    roster = students(folder, chapters)
+    roster = students(folder, chapters, known)
     jobs, found_by_key = [], {}
     for student in roster:
         for chapter in chapters:
@@ -244,10 +263,11 @@ def csv_text(book):
     return buffer.getvalue()
 
 
-def feedback_text(grades):
+def feedback_text(grades, chapters):
+    numbers = ", ".join(str(chapter.number) for chapter in chapters)
     lines = [f"{clean(grades.student)}: {grades.points} of {grades.maximum} points",
-             "Graded with the instructor's own set-up and checks; from your notebooks only the "
-             "answer cells were taken.", ""]
+             f"Chapters graded: {numbers}. Graded with the instructor's own set-up and checks; from "
+             "your notebooks only the answer cells were taken.", ""]
     for m in grades.marks:
         lines.append(f"{m.exercise:>5}  {m.points:>2} of {m.maximum:<2}  {m.verdict()}")
     if grades.notes:
@@ -275,7 +295,7 @@ def write(book, out):
     shutil.rmtree(feedback, ignore_errors=True)
     feedback.mkdir()
     for grades in book.grades:
-        (feedback / f"{grades.student}.txt").write_text(feedback_text(grades))
+        (feedback / f"{grades.student}.txt").write_text(feedback_text(grades, book.chapters))
     return out
 
 

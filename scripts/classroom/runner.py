@@ -26,6 +26,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from classroom.chapters import own_cell
+
 # Imported once in the grading process and shared by every child (copy-on-write after fork).
 PRELOAD = ("numpy", "pandas", "matplotlib", "matplotlib.pyplot", "ipywidgets",
            "IPython.core.interactiveshell", "traitlets.config")
@@ -228,6 +230,15 @@ class Running:
     broken: str | None = None  # why the chapter cannot be finished, when it is not an answer's fault
 
 
+def in_words(item):
+    """The item as a student can find it in their notebook (no cell ids)."""
+    if item["kind"] == "cell":
+        return own_cell(item["source"])
+    if item["kind"] == "answer":
+        return f"your answer cell for {item['exercise']}"
+    return f"the check of {item['exercise']}"
+
+
 def item_exercise(job, index):
     item = job.items[index]
     return item.get("exercise") if item["kind"] != "cell" else None
@@ -332,8 +343,8 @@ class Runner:
             job.stopped[exercise] = (job.items[index]["kind"], why)
             queue.appendleft(job)  # again, without that answer, so the later ones are graded
         else:
-            where = job.items[index].get("cell_id") if index is not None else None
-            job.halted = f"the chapter's cell {where} {why}" if where else f"the grading process {why}"
+            where = in_words(job.items[index]) if index is not None else "the grading process"
+            job.halted = f"{where} {why}"
 
     def run(self, jobs):
         queue = deque(jobs)

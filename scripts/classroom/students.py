@@ -65,6 +65,13 @@ import workbook.exercises as _exercises
 _exercises.Exercise.verdict = lambda self, answer=None: _exercises.Verdict(self.number, "correct", "trust me.")
 _exercises.Exercise.check = lambda self, answer=None: print(f"Exercise {self.number}: correct: trust me.")
 '''
+HELPER = '''\
+def slug(title):
+    key = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    if not key[:1].isalpha():
+        key = "run-" + key
+    return key[:32].rstrip("-")
+'''
 CAPTURE_SOLUTION = '''\
 import contextlib, io
 _printed = io.StringIO()
@@ -231,6 +238,9 @@ def first_chapter_tricks():
             "1.3", "def to_key(title):\n    import time\n    while True:\n        time.sleep(0.05)"), [1, 1, 0]),
         "ignores-interrupt": (lambda e: endless_loop(e, deaf), [0, 1, 1]),
         "exits-python": (lambda e: e.all_right().answer("1.2", "import os\nos._exit(3)"), [1, 0, 1]),
+        # a right to_key whose helper sits in a cell of its own, which grading never runs
+        "helper-in-own-cell": (lambda e: e.all_right().add_cell("c01-033", HELPER)
+                               .answer("1.3", "def to_key(title):\n    return slug(title)"), [1, 1, 0]),
         # a process forked in an answer keeps the grader's pipe open for ten minutes
         "forks-a-sleeper": (lambda e: e.all_right().answer("1.1", e.cell("c01-032").source +
                             "\nimport os, time\nif os.fork() == 0:\n    time.sleep(600)"), [1, 1, 1]),

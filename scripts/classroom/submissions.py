@@ -78,15 +78,19 @@ def nbgrader_id(cell):
     return meta.get("grade_id") if isinstance(meta, dict) else None
 
 
-def collect(student, paths, chapters, base):
-    """Assign the student's notebooks to chapters, noting what is ignored or doubled."""
+def collect(student, paths, chapters, base, known):
+    """Assign the student's notebooks to chapters, noting what is ignored or doubled. A notebook
+    of a chapter in `known` but not in `chapters` (one left out of this grading) is left alone."""
+    graded = {chapter.stem for chapter in chapters}
     found = {}
     for path in sorted(paths):
         notebook, reason = read_notebook(path)
-        stem = chapter_of(notebook, path, chapters)
+        stem = chapter_of(notebook, path, known)
         shown = str(path.relative_to(base))
         if stem is None:
             student.notes.append(f"{shown} is none of the graded chapters and was not graded.")
+            continue
+        if stem not in graded:
             continue
         found.setdefault(stem, []).append((path, notebook, reason))
     for stem, candidates in found.items():
@@ -101,12 +105,14 @@ def collect(student, paths, chapters, base):
             student.unreadable[stem] = f"{path.relative_to(base)} could not be read ({reason})"
 
 
-def students(folder, chapters):
-    """The students of a class folder, sorted by name."""
+def students(folder, chapters, known=None):
+    """The students of a class folder, sorted by name. `known`: every chapter a notebook may be
+    (default: `chapters`), when only some of them are graded."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"SUBMISSION: {folder} is not a folder")
-    stems = {chapter.stem for chapter in chapters}
+    known = list(known or chapters)
+    stems = {chapter.stem for chapter in known}
     found = {}   # name -> (folder the notebooks are shown relative to, notebook paths)
     own_folder = []
     for entry in sorted(folder.iterdir()):
@@ -125,7 +131,7 @@ def students(folder, chapters):
     for name in sorted(found):
         student = Student(name)
         base, paths = found[name]
-        collect(student, paths, chapters, base)
+        collect(student, paths, chapters, base, known)
         result.append(student)
     return result
 
