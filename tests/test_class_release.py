@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import student  # noqa: E402
 from classroom.chapters import GRADED, SOURCE, graded_chapters, read_chapter  # noqa: E402
-from classroom.release import HIDDEN_TESTS, release_notebook  # noqa: E402
+from classroom.release import HIDDEN_TESTS, ONLY_ANSWER_CELLS, release_notebook  # noqa: E402
 
 CHAPTER_1 = SOURCE / "01-purpose-and-validation.ipynb"
 
@@ -119,6 +119,17 @@ def test_the_hidden_test_fails_unless_the_fresh_check_says_correct(answer, succe
     else:
         with pytest.raises(AssertionError, match=r"^Exercise 1\.1: "):
             exec(code, namespace)
+
+
+def test_each_release_tells_students_to_keep_an_answer_in_its_answer_cell(release):
+    # make grade runs only answer cells, so a helper in a cell of its own would be missing there
+    out, _ = release
+    for chapter in graded_chapters():
+        for path in (out / "handout" / chapter.filename, out / "source" / chapter.stem / chapter.filename):
+            told = [c for c in nbformat.read(path, as_version=4).cells if ONLY_ANSWER_CELLS in c.source]
+            assert len(told) == 1 and told[0].cell_type == "markdown"
+            assert told[0].source.startswith("## Exercises")
+        assert not any(ONLY_ANSWER_CELLS in c.source for c in chapter.notebook.cells)
 
 
 def test_the_handout_runs_in_the_learners_hands_like_the_old_student_edition():

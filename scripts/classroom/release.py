@@ -14,8 +14,13 @@ raises. Below it, between nbgrader's `### BEGIN HIDDEN TESTS` / `### END HIDDEN 
 assertions that only nbgrader's autograder runs: the answer cell above ran without an error, and
 a freshly imported copy of the exercise module says correct. So `nbgrader autograde` awards
 exactly the points `make grade` does. The author's notebooks stay free of grade cells.
+
+The chapter's exercises introduction (the markdown cell with the heading "## Exercises") gains
+ONLY_ANSWER_CELLS: `make grade` runs a student's answer cells only, so a helper defined in a cell
+of its own would be missing there.
 """
 import copy
+import re
 import shutil
 from pathlib import Path
 
@@ -24,6 +29,12 @@ import nbformat
 from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
 
 COURSE_ID = "agent-memory-workbook"
+
+EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
+ONLY_ANSWER_CELLS = ("**For grading:** only your answer cells are graded, run inside the chapter's "
+                     "own cells. Keep everything an answer needs beyond what the chapter defines "
+                     "(a helper function, an import, a constant) inside that answer cell, or it "
+                     "will be missing when your work is graded.")
 
 HIDDEN_TESTS = '''\
 ### BEGIN HIDDEN TESTS
@@ -62,6 +73,12 @@ def release_notebook(chapter, solutions):
     notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
     answers = {e.answer_id: e for e in chapter.exercises}
     checks = {e.check_id: e for e in chapter.exercises}
+    introductions = [cell for cell in notebook.cells
+                     if cell.cell_type == "markdown" and EXERCISES_HEADING.search(cell.source)]
+    if len(introductions) != 1:
+        raise ValueError(f"{chapter.filename}: expected one markdown cell with the heading "
+                         f"'## Exercises', found {len(introductions)}")
+    introductions[0].source = introductions[0].source.rstrip("\n") + "\n\n" + ONLY_ANSWER_CELLS
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
