@@ -96,6 +96,10 @@ def course():
         finished(process, "nbgrader autograde")
     for process in [nbgrader(folder, "export") for folder in folders]:
         finished(process, "nbgrader export")
+    for process in [nbgrader(folder, "generate_feedback", "*") for folder in folders]:
+        finished(process, "nbgrader generate_feedback")
+    # a second autograde without --force leaves what it graded alone (docs/instructors.md)
+    again = [finished(nbgrader(folder, "autograde", "*"), "nbgrader autograde, again") for folder in folders]
     cells = []
     for folder in folders:
         read = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", GRADES, str(folder / "gradebook.db")],
@@ -106,7 +110,8 @@ def course():
                              str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
                             capture_output=True, text=True, timeout=600)
     assert graded.returncode == 0, graded.stderr
-    return {"folders": folders, "chapters": chapters, "cells": cells, "exported": exported,
+    return {"folders": folders, "groups": groups, "again": again, "chapters": chapters, "cells": cells,
+            "exported": exported,
             "ours": json.loads(graded.stdout), "csv": (RUN / "grades" / "gradebook.csv").read_text()}
 
 
@@ -150,3 +155,17 @@ def test_nbgrader_export_and_the_gradebook_agree_chapter_by_chapter(course):
 def test_the_class_gets_the_expected_gradebook(course):
     numbers = [e.number for c in course["chapters"] for e in c.exercises]
     assert course["csv"] == gradebook_csv(DESERVED, numbers)
+
+
+def test_generate_feedback_writes_a_page_per_student_and_chapter(course):
+    for folder, group in zip(course["folders"], course["groups"]):
+        for student in KINDS:
+            for chapter in group:
+                page = folder / "feedback" / student / chapter.stem / f"{chapter.stem}.html"
+                assert page.is_file(), page
+                assert "Score:" in page.read_text()
+
+
+def test_autograde_again_skips_the_graded_submissions_unless_forced(course):
+    for output in course["again"]:
+        assert "Skipping existing assignment" in output

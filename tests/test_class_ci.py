@@ -44,6 +44,12 @@ def test_the_guides_grading_workflow_passes_actionlint_too(tmp_path):
     done = subprocess.run([str(Path(sys.executable).parent / "actionlint"), "-no-color", str(path)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+    # students' code runs in that job: a read-only token, and none left behind in .git/config
+    data = yaml.safe_load(block)
+    assert data["permissions"] == {"contents": "read"}
+    checkouts = [step for job in data["jobs"].values() for step in job["steps"]
+                 if step.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts and all(step["with"]["persist-credentials"] is False for step in checkouts)
 
 
 def test_the_workflow_runs_the_readmes_test_commands_on_every_push_and_pull_request():
