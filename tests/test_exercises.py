@@ -146,7 +146,9 @@ def test_errors_and_stubs_become_sentences():
 
     def wrong():
         raise NotYet("because.")
-    assert LOOPING.verdict(broken).sentence == "running your answer raised KeyError: 'nope'"
+    assert LOOPING.verdict(broken).sentence == "running your answer raised KeyError: 'nope'."
+    assert LOOPING.verdict(lambda: 1 / 0).sentence == "running your answer raised ZeroDivisionError: division by zero."
+    assert LOOPING.verdict(lambda: exec("raise RuntimeError")).sentence == "running your answer raised RuntimeError."
     assert LOOPING.verdict(stub).status == "not attempted"
     assert LOOPING.verdict(wrong).sentence == "because."
 

@@ -174,6 +174,15 @@ def the_cell_before_raised():
 STUB = "Your function still raises NotImplementedError; write its body first."
 
 
+def raised(error):
+    """An exception as the end of a sentence: "KeyError: 'nope'." or "ZeroDivisionError."."""
+    text = str(error).strip()
+    name = type(error).__name__
+    if not text:
+        return name + "."
+    return f"{name}: {text}" + ("" if text.endswith((".", "!", "?")) else ".")
+
+
 @dataclass
 class Exercise:
     number: str             # "1.1": chapter and exercise
@@ -208,8 +217,7 @@ class Exercise:
                            "the check was interrupted before your answer finished; run it again "
                            f"and it stops by itself after {plural(limit)}.")
         except Exception as error:  # the learner's code failed: say how, without a traceback
-            return Verdict(self.number, "not yet",
-                           f"running your answer raised {type(error).__name__}: {error}")
+            return Verdict(self.number, "not yet", f"running your answer raised {raised(error)}")
         return Verdict(self.number, "correct", praise)
 
     def check(self, answer=None, seconds=None):
