@@ -44,6 +44,7 @@ EXPECTED = {
     "exits-python": [1, 0, 1],
     "forks-a-sleeper": [1, 1, 1],
     "helper-in-own-cell": [1, 1, 0],
+    "kept-the-raise": [0, 1, 1],
     "extra-cell": [0, 1, 1],
     "fake-printed-verdict": [0, 1, 1],
     "ignores-interrupt": [0, 1, 1],
@@ -185,10 +186,18 @@ def test_a_name_error_fails_only_its_exercise(graded):
     assert [verdict(graded, "error-cell", n)[1] for n in ("1.2", "1.3")] == ["correct", "correct"]
 
 
+def test_an_answer_above_a_leftover_stub_is_an_error_that_says_to_delete_the_raise(graded):
+    # the untouched stub is "not attempted"; code above the stub's raise did not run to its end
+    assert verdict(graded, "blank", "1.1")[:2] == (0, "not attempted")
+    points, status, sentence = verdict(graded, "kept-the-raise", "1.1")
+    assert (points, status) == (0, "error")
+    assert "raise NotImplementedError() is still in the cell; delete it" in sentence
+
+
 def test_a_helper_in_a_cell_of_its_own_is_missing_and_the_feedback_says_why(graded):
     points, status, sentence = verdict(graded, "helper-in-own-cell", "1.3")
     assert (points, status) == (0, "not yet")
-    assert "NameError" in sentence and sentence.endswith(ONLY_ANSWER_CELLS)
+    assert "NameError" in sentence and sentence.endswith(". " + ONLY_ANSWER_CELLS)
     # a wrong answer without a NameError gets no such advice
     assert ONLY_ANSWER_CELLS not in verdict(graded, "partly-wrong", "1.2")[2]
 

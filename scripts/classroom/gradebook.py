@@ -164,8 +164,13 @@ def marks_for(chapter, job, found, limit):
         elif answer["timed_out"]:
             marks.append(mark(exercise, "error", f"your answer to {n} did not finish within {limit_text}."))
         elif answer.get("error") and answer["error"]["ename"] == "NotImplementedError":
-            marks.append(mark(exercise, "not attempted", "Your answer cell still raises "
-                              "NotImplementedError; put your answer in place of the stub."))
+            if untouched(items[where[("answer", n)]]):
+                marks.append(mark(exercise, "not attempted", "Your answer cell still holds the stub; "
+                                  "put your answer in place of it."))
+            else:
+                marks.append(mark(exercise, "error", f"your answer to {n} never ran to its end: the "
+                                  "stub's raise NotImplementedError() is still in the cell; delete it "
+                                  "(and # YOUR CODE HERE) so your answer counts."))
         elif answer.get("error"):
             marks.append(mark(exercise, "error", f"{error_text(answer['error'])} in your answer to {n}.",
                               helper_hint(answer["error"]["ename"])))
@@ -197,6 +202,14 @@ def marks_for(chapter, job, found, limit):
     return marks, notes
 
 
+def untouched(item):
+    """Whether an answer cell holds nothing but its stub: every line of code it has is a line of
+    the stub (the ____ placeholder line and nbgrader's two lines)."""
+    def lines(source):
+        return {line.strip() for line in source.splitlines() if line.strip()}
+    return lines(item["source"]) <= lines(item["stub"])
+
+
 def helper_hint(text):
     """ONLY_ANSWER_CELLS when the failure (an exception's name, or a check's sentence) is a
     NameError, else None."""
@@ -206,7 +219,9 @@ def helper_hint(text):
 def mark(exercise, status, sentence, hint=None):
     """The Mark; `hint`, a sentence of the grader's own, follows the (cut) sentence in full."""
     points = exercise.points if status == "correct" else 0
-    sentence = clean(sentence) + (f" {hint}" if hint else "")
+    sentence = clean(sentence)
+    if hint:
+        sentence = sentence + ("" if sentence.endswith((".", "!", "?", "...")) else ".") + f" {hint}"
     return Mark(exercise.number, exercise.chapter, points, exercise.points, status, sentence)
 
 
@@ -299,11 +314,15 @@ def write(book, out):
     return out
 
 
+def counted(number, noun):
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def summary(book, out):
     width = max([len(clean(g.student)) for g in book.grades] + [7])
     lines = [f"{'student':<{width}}  points"]
     lines += [f"{clean(g.student):<{width}}  {g.points:>3} of {g.maximum}" for g in book.grades]
-    lines.append(f"{len(book.grades)} students, {book.chapters_run} chapter notebooks graded in "
+    lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} graded in "
                  f"{book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")
     return "\n".join(lines)

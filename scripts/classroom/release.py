@@ -31,10 +31,12 @@ from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
 COURSE_ID = "agent-memory-workbook"
 
 EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
-ONLY_ANSWER_CELLS = ("**For grading:** only your answer cells are graded, run inside the chapter's "
-                     "own cells. Keep everything an answer needs beyond what the chapter defines "
-                     "(a helper function, an import, a constant) inside that answer cell, or it "
-                     "will be missing when your work is graded.")
+ONLY_ANSWER_CELLS = ("**For grading:** write each answer in place of its `____` and delete the "
+                     "stub's two lines, `# YOUR CODE HERE` and `raise NotImplementedError()`: an "
+                     "answer cell that still raises earns nothing. Only your answer cells are "
+                     "graded, run inside the chapter's own cells, so keep everything an answer "
+                     "needs beyond what the chapter defines (a helper function, an import, a "
+                     "constant) inside that answer cell.")
 
 HIDDEN_TESTS = '''\
 ### BEGIN HIDDEN TESTS
@@ -42,7 +44,7 @@ HIDDEN_TESTS = '''\
 # and a freshly imported copy of the check says correct: a check patched in the notebook, or a
 # printed verdict, counts for nothing.
 import importlib as _importlib, sys as _sys
-assert get_ipython().last_execution_succeeded, "Exercise {number}: error: the answer cell above raised an error."
+assert get_ipython().last_execution_succeeded, "Exercise {number}: no points: the answer cell above raised an error, so its answer does not count."
 for _name in [_n for _n in _sys.modules if _n.startswith("workbook.exercises")]:
     del _sys.modules[_name]
 _verdict = _importlib.import_module("{module}").{attribute}.verdict({expression})

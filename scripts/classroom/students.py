@@ -238,6 +238,9 @@ def first_chapter_tricks():
             "1.3", "def to_key(title):\n    import time\n    while True:\n        time.sleep(0.05)"), [1, 1, 0]),
         "ignores-interrupt": (lambda e: endless_loop(e, deaf), [0, 1, 1]),
         "exits-python": (lambda e: e.all_right().answer("1.2", "import os\nos._exit(3)"), [1, 0, 1]),
+        # a right answer above the stub's raise NotImplementedError(), left in: the cell raises
+        "kept-the-raise": (lambda e: e.all_right().answer("1.1", e.cell("c01-032").source +
+                           "\n# YOUR CODE HERE\nraise NotImplementedError()"), [0, 1, 1]),
         # a right to_key whose helper sits in a cell of its own, which grading never runs
         "helper-in-own-cell": (lambda e: e.all_right().add_cell("c01-033", HELPER)
                                .answer("1.3", "def to_key(title):\n    return slug(title)"), [1, 1, 0]),
