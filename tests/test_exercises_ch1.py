@@ -54,4 +54,9 @@ def test_to_key():
     assert q3.verdict(stub).status == "not attempted"
     assert q3.verdict(None).status == "not attempted"
     assert q3.verdict("run-a").status == "not yet"
+    # keys identity accepts are not enough: the stated rules, and different titles kept apart
+    constant = q3.verdict(lambda title: "x")
+    assert constant.status == "not yet" and "'run-a-draft-2'" in constant.sentence
+    digits_lost = q3.verdict(lambda title: "run-plan" if title[0].isdigit() else right(title))
+    assert digits_lost.status == "not yet" and "different keys" in digits_lost.sentence
 

@@ -79,7 +79,15 @@ def check_to_key(to_key):
             raise NotYet(f"to_key({title!r}) gave {key!r}, which identity rejects: {error}.") from None
     if to_key("Run A: draft #2") != to_key("run a draft 2"):
         raise NotYet("titles that differ only in case and punctuation should give the same key.")
-    return f"all {len(TITLES)} sample titles became keys that identity accepts."
+    if to_key("Run A: draft #2") != "run-a-draft-2":
+        raise NotYet(f"to_key('Run A: draft #2') gave {to_key('Run A: draft #2')!r}; lowercase it and "
+                     "replace each run of other characters by one hyphen: 'run-a-draft-2'.")
+    different = ["Run A: draft #2", "Run B: draft #2", "2026 plan", "2027 plan", "Orchard harvest"]
+    if len({to_key(title) for title in different}) != len(different):
+        raise NotYet("titles that differ in their letters or digits should give different keys; "
+                     f"try {different[:2]!r}.")
+    return (f"all {len(TITLES)} sample titles became keys that identity accepts, and different "
+            "titles stay apart.")
 
 
 q1 = Exercise(
