@@ -33,6 +33,12 @@ def test_a_plain_read_before_the_update_hands_out_a_ticket_twice():
     assert verdict.status == "not yet" and "both got ticket 2" in verdict.sentence
 
 
+def test_a_database_error_in_an_answer_is_one_line_without_the_servers_hint():
+    verdict = q1.verdict(lambda db: db.execute("SELECT nosuch FROM tickets").fetchone()[0])
+    assert verdict.status == "not yet" and "\n" not in verdict.sentence
+    assert verdict.sentence == 'running your answer raised UndefinedColumn: column "nosuch" does not exist.'
+
+
 def test_an_update_that_adds_one_in_place_is_correct_too():
     def in_place(db):
         return db.execute("UPDATE tickets SET value = value + 1 RETURNING value").fetchone()[0]
@@ -48,6 +54,9 @@ def test_an_update_that_adds_one_in_place_is_correct_too():
     ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true)) "
      "WITH CHECK (true)", "could write a note for harbour"),
     ("CREATE POLICY p ON nowhere USING (true)", "the server refused your statement"),
+    ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true)); DROP TABLE notes",
+     "more than one statement"),
+    ("DROP TABLE notes; CREATE POLICY p ON notes USING (true)", "one CREATE POLICY statement"),
 ])
 def test_policies_that_leak_or_fail_are_named(policy, says):
     verdict = q2.verdict(policy)

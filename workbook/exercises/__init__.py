@@ -176,7 +176,9 @@ STUB = "Your function still raises NotImplementedError; write its body first."
 
 def raised(error):
     """An exception as the end of a sentence: "KeyError: 'nope'." or "ZeroDivisionError."."""
-    text = str(error).strip()
+    # a database error's first line, not its LINE/HINT lines; any text on one line
+    primary = getattr(getattr(error, "diag", None), "message_primary", None)
+    text = " ".join(str(primary or error).split())
     name = type(error).__name__
     if not text:
         return name + "."

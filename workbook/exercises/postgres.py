@@ -146,8 +146,10 @@ def check_next_ticket(next_ticket):
 def check_policy(policy):
     from workbook import postgres
     psycopg = postgres.psycopg
-    if not isinstance(policy, str) or "POLICY" not in policy.upper():
+    if not isinstance(policy, str) or not policy.strip().upper().startswith("CREATE POLICY"):
         raise NotYet("write policy as a str holding one CREATE POLICY statement for notes.")
+    if ";" in policy.strip().rstrip(";"):
+        raise NotYet("policy holds more than one statement; give the CREATE POLICY statement alone.")
     owner, another, cleanup = scratch("exercise_notes")
     try:
         owner.execute("CREATE TABLE notes (tenant TEXT NOT NULL, body TEXT NOT NULL)")
@@ -251,8 +253,8 @@ def check_add_item(add_item):
 
 
 q1 = Exercise(
-    "A.1", "Write next_ticket(db): raise the counter in table tickets by one and return it, "
-           "safely when two callers run at once.",
+    "A.1", "Write next_ticket(db): raise the counter in column value of table tickets by one "
+           "and return it, safely when two callers run at once.",
     check_next_ticket,
     hints=["Two callers that both read 1 before either writes will both hand out 2.",
            "Inside `with db.transaction():` read with `SELECT value FROM tickets FOR UPDATE`, "
