@@ -582,6 +582,9 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     shot(page, "files")
     page.wait_for_timeout(max(0, 2000 - 1000 * (time.monotonic() - opened)))
     assert page.locator(".jp-toast-message, .Toastify__toast").count() == 0  # no news question
+    # chapter 1 of the copy links to the how-to file, which opens rendered beside it
+    page.locator(".jp-NotebookPanel-notebook .jp-RenderedHTMLCommon a", has_text=learner.START).first.click()
+    page.locator(".jp-RenderedMarkdown", has_text="Your copy of the workbook").first.wait_for(timeout=WAIT)
     page.goto(lab.page_url(f"/lab/tree/{learner.START}?reset"))
     # the welcome file opens rendered (jupyterlab/overrides.json), heading the file browser
     page.locator(".jp-RenderedMarkdown").first.wait_for(timeout=WAIT)

@@ -58,6 +58,8 @@ you type can change the chapters in `notebooks/` or break `make test`.
   from the source chapters in `notebooks/`, so changing an export cell here changes nothing
   else.
 """
+POINTER = (f"> **This is your own copy.** [{START}]({START}) says how to answer, check and "
+           "update it.")
 UPDATE_NOTE = """\
 # Newer chapters are available
 
@@ -92,6 +94,11 @@ def exercises_start(cells):
 
 def learner_notebook(path):
     notebook = nbformat.read(path, as_version=4)
+    if Path(path).name.startswith("01-"):
+        # make lab opens chapter 1, so the way to the how-to file starts there
+        first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
+        heading, rest = first.source.split("\n\n", 1)
+        first.source = f"{heading}\n\n{POINTER}\n\n{rest}"
     start = exercises_start(notebook.cells)
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":

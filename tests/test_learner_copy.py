@@ -125,3 +125,16 @@ def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_p
         [learner.START, learner.UPDATES]
     learner.update(copy, source)
     assert not (copy / learner.UPDATES).exists()
+
+
+def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
+    chapter_1 = sorted((learner.ROOT / "notebooks").glob("01-*.ipynb"))[0]
+    edition = learner.learner_notebook(chapter_1)
+    heading = next(c for c in edition.cells if c.cell_type == "markdown")
+    assert heading.source.startswith("# Chapter 1")
+    assert heading.source.split("\n\n")[1] == learner.POINTER  # right under the title
+    assert f"]({learner.START})" in learner.POINTER
+    source = nbformat.read(chapter_1, as_version=4)
+    assert not any(learner.POINTER in c.source for c in source.cells)
+    later = learner.learner_notebook(sorted((learner.ROOT / "notebooks").glob("02-*.ipynb"))[0])
+    assert not any(learner.POINTER in c.source for c in later.cells)
