@@ -128,8 +128,9 @@ def test_finder_explains_when_there_is_no_python(tmp_path):
 
 def test_second_set_up_reuses_the_environment():
     # Only meaningful right after `make test` set the venv up; never rebuild the running venv here.
-    want = subprocess.run("sha256sum < requirements.txt | cut -c1-16",
-                          shell=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    want = subprocess.run([str(ROOT / "scripts" / "venv"), "--stamp"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{16}", want)
     stamp = ROOT / ".venv" / ".pins"
     assert stamp.exists() and stamp.read_text().strip() == want, "run make test (it sets up .venv)"
     started = time.monotonic()
@@ -192,3 +193,12 @@ def test_without_uv_the_set_up_installs_the_pinned_one(tmp_path):
 def test_this_environment_was_built_with_uv():
     assert (ROOT / ".venv" / ".installer").read_text().startswith("uv "), \
         "scripts/venv fell back to pip here: is uv reachable?"
+
+
+def test_installed_modules_come_with_their_bytecode():
+    # uv installs with --compile-bytecode, as pip compiles by default: under
+    # PYTHONDONTWRITEBYTECODE=1 every process would otherwise compile its imports again
+    import importlib.util
+    for name in ("pandas", "matplotlib", "IPython", "jupyter_server", "nbformat"):
+        spec = importlib.util.find_spec(name)
+        assert Path(importlib.util.cache_from_source(spec.origin)).exists(), f"{name} has no .pyc"
