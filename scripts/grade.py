@@ -8,8 +8,9 @@ from the author's source (notebooks/) with those answers in place of the worked 
 verdicts come from a freshly imported copy of the exercise module: a student's check lines,
 printed verdicts or patched checks change nothing. A cell that raises or runs past the per-cell
 limit fails only its exercise. --chapters grades some of the chapters only (default: all six);
-a student's notebooks of the other chapters are then left alone. Writes DIR/gradebook.csv, DIR/feedback/<student>.txt and
-DIR/grades.json (scripts/classroom/gradebook.py) and prints a summary, or the JSON with --json.
+a student's notebooks of the other chapters are then left alone. Writes DIR/gradebook.csv,
+DIR/feedback/<student>.txt and DIR/grades.json (scripts/classroom/gradebook.py) and prints a
+summary, or the JSON with --json.
 Exits 0 when the gradebook is written, 2 when the arguments are wrong.
 """
 import argparse

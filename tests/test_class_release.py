@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import student  # noqa: E402
 from classroom.chapters import GRADED, SOURCE, graded_chapters, read_chapter  # noqa: E402
-from classroom.release import HIDDEN_TESTS, ONLY_ANSWER_CELLS, release_notebook  # noqa: E402
+from classroom.release import HIDDEN_TESTS, FOR_GRADING, release_notebook  # noqa: E402
 
 CHAPTER_1 = SOURCE / "01-purpose-and-validation.ipynb"
 
@@ -126,10 +126,10 @@ def test_each_release_tells_students_to_keep_an_answer_in_its_answer_cell(releas
     out, _ = release
     for chapter in graded_chapters():
         for path in (out / "handout" / chapter.filename, out / "source" / chapter.stem / chapter.filename):
-            told = [c for c in nbformat.read(path, as_version=4).cells if ONLY_ANSWER_CELLS in c.source]
+            told = [c for c in nbformat.read(path, as_version=4).cells if FOR_GRADING in c.source]
             assert len(told) == 1 and told[0].cell_type == "markdown"
             assert told[0].source.startswith("## Exercises")
-        assert not any(ONLY_ANSWER_CELLS in c.source for c in chapter.notebook.cells)
+        assert not any(FOR_GRADING in c.source for c in chapter.notebook.cells)
 
 
 def test_the_handout_runs_in_the_learners_hands_like_the_old_student_edition():

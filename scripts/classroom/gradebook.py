@@ -188,7 +188,7 @@ def marks_for(chapter, job, found, limit):
             if verdict["exercise"] != n or verdict["status"] not in ("correct", "not yet", "not attempted"):
                 marks.append(mark(exercise, "error", f"the check of {n} gave no verdict."))
             else:
-                hint = verdict["status"] == "not yet" and helper_hint(verdict["sentence"])
+                hint = helper_hint(verdict["sentence"]) if verdict["status"] == "not yet" else None
                 marks.append(mark(exercise, verdict["status"], verdict["sentence"], hint))
         marks[-1].found_by = found[n].found_by if n in found else None
     notes = []
@@ -322,7 +322,7 @@ def summary(book, out):
     width = max([len(clean(g.student)) for g in book.grades] + [7])
     lines = [f"{'student':<{width}}  points"]
     lines += [f"{clean(g.student):<{width}}  {g.points:>3} of {g.maximum}" for g in book.grades]
-    lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} graded in "
-                 f"{book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
+    lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} "
+                 f"graded in {book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")
     return "\n".join(lines)

@@ -16,8 +16,8 @@ a freshly imported copy of the exercise module says correct. So `nbgrader autogr
 exactly the points `make grade` does. The author's notebooks stay free of grade cells.
 
 The chapter's exercises introduction (the markdown cell with the heading "## Exercises") gains
-ONLY_ANSWER_CELLS: `make grade` runs a student's answer cells only, so a helper defined in a cell
-of its own would be missing there.
+FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and that `make grade`
+runs answer cells only, so a helper defined in a cell of its own would be missing there.
 """
 import copy
 import re
@@ -31,12 +31,11 @@ from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
 COURSE_ID = "agent-memory-workbook"
 
 EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
-ONLY_ANSWER_CELLS = ("**For grading:** write each answer in place of its `____` and delete the "
-                     "stub's two lines, `# YOUR CODE HERE` and `raise NotImplementedError()`: an "
-                     "answer cell that still raises earns nothing. Only your answer cells are "
-                     "graded, run inside the chapter's own cells, so keep everything an answer "
-                     "needs beyond what the chapter defines (a helper function, an import, a "
-                     "constant) inside that answer cell.")
+FOR_GRADING = ("**For grading:** write each answer where its cell says `____` or "
+               "`# YOUR CODE HERE`, and delete the stub's `raise NotImplementedError()`: an answer "
+               "cell that still raises earns nothing. Only your answer cells are graded, run inside "
+               "the chapter's own cells, so keep everything an answer needs beyond what the chapter "
+               "defines (a helper function, an import, a constant) inside that answer cell.")
 
 HIDDEN_TESTS = '''\
 ### BEGIN HIDDEN TESTS
@@ -80,7 +79,7 @@ def release_notebook(chapter, solutions):
     if len(introductions) != 1:
         raise ValueError(f"{chapter.filename}: expected one markdown cell with the heading "
                          f"'## Exercises', found {len(introductions)}")
-    introductions[0].source = introductions[0].source.rstrip("\n") + "\n\n" + ONLY_ANSWER_CELLS
+    introductions[0].source = introductions[0].source.rstrip("\n") + "\n\n" + FOR_GRADING
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
