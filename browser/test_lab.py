@@ -579,6 +579,7 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     assert cell_in_page(page, path, RIGHT[0], after=1).locator(".jp-OutputArea-output").count() == 0
     # the file browser: the notebooks and the welcome README, nothing of the machinery
     listing = show_files(page)
+    expect(listing).to_have_count(len(NOTEBOOKS) + 1, timeout=WAIT)
     assert sorted(listing.all_inner_texts()) == sorted(NOTEBOOKS + [learner.START])
     shot(page, "files")
     page.wait_for_timeout(max(0, 2000 - 1000 * (time.monotonic() - opened)))
@@ -724,8 +725,8 @@ def test_the_copy_survives_make_lab_again_and_a_changed_chapter(page, lab):
     shown = {cell_id: editor_text(cell_in_page(page, path, cell_id)) for cell_id in lab.typed}
     assert shown == lab.typed
     shot(page, "updated", text)
-    listing = show_files(page)
-    assert learner.EARLIER in listing.all_inner_texts()
+    # the folder was made outside the lab, so it appears at the file browser's next refresh
+    expect(show_files(page).get_by_text(learner.EARLIER, exact=True)).to_be_visible(timeout=WAIT)
     shot(page, "after-update")
     assert page.problems == []
 
