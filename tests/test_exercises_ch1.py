@@ -30,6 +30,10 @@ def test_full_checkpoint():
     assert "247 characters would still fit" in q2.verdict({**right, "items": ["x" * 246] * 8}).sentence
     assert "rejects it" in q2.verdict({**right, "items": ["x" * 248] * 8}).sentence
     assert q2.verdict({**right, "step": 1}).status == "not yet"
+    # a quote is escaped to two bytes: 123 of them per item fill the record, but are not the longest
+    quotes = q2.verdict({**right, "items": ['"' * 123] * 8})
+    assert quotes.status == "not yet" and "letters and digits" in quotes.sentence
+    assert "same length" in q2.verdict({**right, "items": ["x" * 247] * 7 + ["x"]}).sentence
     assert q2.verdict(None).status == "not attempted"
 
 

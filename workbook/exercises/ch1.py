@@ -54,8 +54,11 @@ def check_full_checkpoint(value):
     items = value["items"]
     if value["step"] != 2 or len(items) != 8:
         raise NotYet("use step 2 and exactly eight items.")
-    if len({len(i) for i in items}) != 1 or not all(i.isascii() for i in items):
-        raise NotYet("make the eight items ASCII and all the same length.")
+    if len({len(i) for i in items}) != 1:
+        raise NotYet("make the eight items all the same length.")
+    if not all(len(json.dumps(i, ensure_ascii=True)) == len(i) + 2 for i in items):
+        raise NotYet("use letters and digits: a quote, a backslash, a control character or a "
+                     "non-ASCII one is escaped in the JSON and costs more than one byte.")
     longer = value | {"items": [i + "x" for i in items]}
     if size_of(longer) <= MAX_BYTES and len(items[0]) < MAX_TEXT:
         raise NotYet(f"each item could be longer: items of {len(items[0]) + 1} "
@@ -101,7 +104,8 @@ q1 = Exercise(
 q2 = Exercise(
     "1.2", "Write the longest eight-item checkpoint that payload accepts.", check_full_checkpoint,
     hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings.",
-           "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length."])
+           "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length: "
+           "a letter or a digit costs one byte."])
 
 q3 = Exercise(
     "1.3", "Write to_key(title) that turns any title into a valid key.", check_to_key,
