@@ -147,7 +147,7 @@ def run(quick=False, log=print):
                          "PostgreSQL / SQLite": served["per second"] / lite["per second"],
                          "SQLite conflicts": lite["conflicts"], "SQLite busy": lite["busy"],
                          "PostgreSQL conflicts": served["conflicts"]})
-        admin.execute(postgres.sql.SQL("DROP ROLE {}").format(postgres.sql.Identifier(role)))
+        postgres.drop_role(admin, role)
         version = admin.execute("SHOW server_version").fetchone()[0]
         admin.close()
     return {"quick": quick, "workloads": rows, "environment": {

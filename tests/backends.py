@@ -170,8 +170,13 @@ class PostgresBackend(Backend):
         types = {"revision": "bigint", "expires": "bigint", "value": "bigint", "body": "text"}
         psycopg = self.store.psycopg
         try:
-            self.owner(db, f"UPDATE {{{table}}} SET {column} = CAST(%s::text AS {types[column]})",
-                       value)
+            with self.admin.transaction():
+                if table == "sequence":     # the owner can rewind the counter, on purpose only
+                    self.owner(db, "ALTER TABLE {sequence} DISABLE TRIGGER forward_only")
+                self.owner(db, f"UPDATE {{{table}}} SET {column} = CAST(%s::text AS {types[column]})",
+                           value)
+                if table == "sequence":
+                    self.owner(db, "ALTER TABLE {sequence} ENABLE TRIGGER forward_only")
         except (psycopg.Error, OverflowError, ValueError):
             return False
         return True
@@ -195,10 +200,7 @@ class PostgresBackend(Backend):
             return
         for schema in self.installed:
             self.store.uninstall(self.admin, schema)
-        self.admin.execute(self.store.sql.SQL("DROP OWNED BY {}").format(
-            self.store.sql.Identifier(self.role)))
-        self.admin.execute(self.store.sql.SQL("DROP ROLE {}").format(
-            self.store.sql.Identifier(self.role)))
+        self.store.drop_role(self.admin, self.role)
         self.admin.close()
 
 

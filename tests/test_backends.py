@@ -24,6 +24,7 @@ as it is, and this one shows that rebinding changes nothing there.
 """
 import ast
 import inspect
+import os
 import sys
 import types
 import unittest
@@ -133,6 +134,15 @@ def test_the_store_role_sees_one_tenant_and_cannot_own(postgres_backend):
     assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)
     assert db.execute("DELETE FROM records").rowcount == 0
     assert len(backend.physical_rows(db)) == 2
+    # After a transaction the setting is '' rather than unset, and a row the owner wrote for
+    # tenant '' still shows to no one.
+    assert db.execute("SELECT current_setting('workbook.tenant', true)").fetchone() == ("",)
+    backend.owner(db, "INSERT INTO {records} VALUES ('', 'fact', 'a', 9, 110, '{{}}')")
+    assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)
+    # The store's role may move the counter on, never back.
+    with pytest.raises(backend.store.psycopg.errors.CheckViolation, match="never moves back"):
+        db.execute("UPDATE sequence SET value = 0")
+    db.execute("UPDATE sequence SET value = value + 1")
     with pytest.raises(ValueError, match="owns the records table"):
         backend.store.connect(backend.server.conninfo(options=f"-c search_path={backend.schemas[db]}"))
     with pytest.raises(ValueError, match="no records table"):
@@ -180,9 +190,11 @@ def test_a_server_that_cannot_start_says_why(monkeypatch, tmp_path):
     assert server.folder is None        # nothing left behind
 
 
-def test_a_temporary_server_dies_with_its_owner_and_its_folder_is_swept(tmp_path):
-    """A kernel killed outright (make lab stopped with its process group) runs no atexit
-    handler: its server still stops, and the next TemporaryServer removes the folder."""
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_temporary_server_and_its_folder_go_with_its_owner(signal_name):
+    """A kernel killed outright (make lab stopped with its process group) or terminated (as
+    nbclient ends a kernel slow to exit) runs no atexit handler: the server still stops, and
+    the reaper removes the folder."""
     import os
     import signal
     import subprocess
@@ -190,19 +202,103 @@ def test_a_temporary_server_dies_with_its_owner_and_its_folder_is_swept(tmp_path
     import time
 
     import psutil
-    from workbook.postgres import TemporaryServer
     owner = subprocess.Popen([sys.executable, "-c",
                               "import time; from workbook.postgres import TemporaryServer\n"
                               "s = TemporaryServer(); s.create()\n"
                               "print(s.process.pid, s.folder, flush=True); time.sleep(60)"],
                              stdout=subprocess.PIPE, text=True)
     pid, folder = owner.stdout.readline().split()
-    os.kill(owner.pid, signal.SIGKILL)
+    assert Path(folder).is_dir()
+    os.kill(owner.pid, getattr(signal, signal_name))
     owner.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 15
     while psutil.pid_exists(int(pid)) and psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, "the server outlived the process that started it"
         time.sleep(0.05)
-    assert Path(folder).is_dir()
-    with TemporaryServer():
-        assert not Path(folder).exists()
+    while Path(folder).exists():
+        assert time.monotonic() < deadline, "the folder outlived the process that made it"
+        time.sleep(0.05)
+
+
+def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeypatch):
+    import os
+    import tempfile
+    import time
+
+    from workbook import postgres
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folders = {name: tmp_path / (postgres.PREFIX + name) for name in
+               ("dead-owner", "live-owner", "no-owner-old", "no-owner-new")}
+    for folder in folders.values():
+        folder.mkdir()
+    (folders["dead-owner"] / "owner").write_text("999999999")
+    (folders["live-owner"] / "owner").write_text(str(os.getpid()))
+    two_hours_ago = time.time() - 7200
+    os.utime(folders["no-owner-old"], (two_hours_ago, two_hours_ago))
+    postgres.remove_abandoned()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        postgres.PREFIX + "live-owner", postgres.PREFIX + "no-owner-new"]
+
+
+def test_only_the_servers_user_can_reach_its_socket(postgres_server):
+    import os
+    import socket
+    import stat
+
+    if not hasattr(postgres_server, "folder"):
+        return      # WORKBOOK_POSTGRES_URL's server: its socket is its administrator's business
+    for path in (postgres_server.folder, postgres_server.socket):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    if os.geteuid() != 0:
+        return      # the folder is this user's, and mode 0700 keeps every other user out
+    socket_file = next(postgres_server.socket.glob(".s.PGSQL.*"))
+    child = os.fork()
+    if child == 0:      # as nobody, the way another local user would try
+        os.setgid(65534)
+        os.setuid(65534)
+        try:
+            socket.socket(socket.AF_UNIX).connect(str(socket_file))
+            os._exit(1)
+        except PermissionError:
+            os._exit(0)
+        except BaseException:
+            os._exit(2)
+    assert os.waitpid(child, 0)[1] == 0, "another local user could reach the server's socket"
+
+
+def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(postgres_server):
+    from workbook import postgres
+    sql = postgres.sql
+    with postgres.psycopg.connect(postgres_server.conninfo(), autocommit=True) as admin:
+        theirs = f"theirs_{os.getpid()}"
+        admin.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'kept'").format(sql.Identifier(theirs)))
+        admin.execute(sql.SQL("CREATE SCHEMA {} AUTHORIZATION {}").format(
+            sql.Identifier(theirs), sql.Identifier(theirs)))
+        admin.execute(sql.SQL("CREATE TABLE {}.precious (n int)").format(sql.Identifier(theirs)))
+        admin.execute(sql.SQL("ALTER TABLE {}.precious OWNER TO {}").format(
+            sql.Identifier(theirs), sql.Identifier(theirs)))
+        admin.execute(sql.SQL("INSERT INTO {}.precious VALUES (1)").format(sql.Identifier(theirs)))
+        password = "SELECT rolpassword FROM pg_authid WHERE rolname = %s"
+        before = admin.execute(password, (theirs,)).fetchone()
+        try:
+            for attempt in (lambda: postgres.create_role(admin, theirs),
+                            lambda: postgres.drop_role(admin, theirs),
+                            lambda: postgres.install(admin, theirs, postgres.STORE_ROLE),
+                            lambda: postgres.create_schema(admin, theirs),
+                            lambda: postgres.uninstall(admin, theirs)):
+                with pytest.raises(ValueError, match=f"named '{theirs}' exists already"):
+                    attempt()
+            assert admin.execute(password, (theirs,)).fetchone() == before
+            assert admin.execute(sql.SQL("SELECT n FROM {}.precious").format(
+                sql.Identifier(theirs))).fetchall() == [(1,)]
+        finally:
+            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(theirs)))
+            admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(theirs)))
+        # what the workbook made it may make again and drop; what is gone it leaves alone
+        ours = f"ours_{os.getpid()}"
+        first, second = postgres.create_role(admin, ours), postgres.create_role(admin, ours)
+        assert first != second and postgres.made_here(admin, "role", ours) is True
+        postgres.drop_role(admin, ours)
+        assert postgres.made_here(admin, "role", ours) is None
+        postgres.drop_role(admin, ours)
+        postgres.uninstall(admin, ours)

@@ -50,8 +50,10 @@ def test_an_update_that_adds_one_in_place_is_correct_too():
      "raised an error"),
     ("CREATE POLICY p ON notes FOR SELECT USING (tenant = current_setting('workbook.tenant', true))",
      "FOR SELECT covers reading only"),
-    ("CREATE POLICY p ON notes USING (true)", "sees 5 notes"),
-    ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true)) "
+    ("CREATE POLICY p ON notes USING (true)", "sees 6 notes"),
+    ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true))",
+     "the setting is '' rather than NULL"),
+    ("CREATE POLICY p ON notes USING (tenant = NULLIF(current_setting('workbook.tenant', true), '')) "
      "WITH CHECK (true)", "could write a note for harbour"),
     ("CREATE POLICY p ON nowhere USING (true)", "the server refused your statement"),
     ("CREATE POLICY p ON notes USING (tenant = current_setting('workbook.tenant', true)); DROP TABLE notes",

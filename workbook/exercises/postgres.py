@@ -57,9 +57,8 @@ def owner_connection(server):
 def drop(owner, schema):
     """Remove a check's schema, and its role, which owns nothing once the schema is gone."""
     from workbook import postgres
-    owner.execute(postgres.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-        postgres.sql.Identifier(schema)))
-    owner.execute(postgres.sql.SQL("DROP ROLE IF EXISTS {}").format(postgres.sql.Identifier(ROLE)))
+    postgres.uninstall(owner, schema)
+    postgres.drop_role(owner, ROLE)
 
 
 def scratch(schema):
@@ -68,7 +67,7 @@ def scratch(schema):
     server = the_server()
     owner = owner_connection(server)
     drop(owner, schema)
-    owner.execute(postgres.sql.SQL("CREATE SCHEMA {}").format(postgres.sql.Identifier(schema)))
+    postgres.create_schema(owner, schema)
     owner.execute(postgres.sql.SQL("SET search_path TO {}").format(postgres.sql.Identifier(schema)))
 
     def another(role=None, password=None):
@@ -164,7 +163,7 @@ def check_policy(policy):
             postgres.sql.Identifier(ROLE)))
         owner.execute(postgres.sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON notes TO {}").format(
             postgres.sql.Identifier(ROLE)))
-        for tenant, count in (("orchard", 2), ("harbour", 3)):
+        for tenant, count in (("orchard", 2), ("harbour", 3), ("", 1)):
             for number in range(count):
                 owner.execute("INSERT INTO notes VALUES (%s, %s)", (tenant, f"note {number}"))
         with another(ROLE, password) as store:
@@ -187,6 +186,11 @@ def check_policy(policy):
                 raise NotYet(f"as orchard a DELETE with no condition removed {deleted} notes; "
                              "it should remove orchard's 2 (a policy FOR SELECT covers reading "
                              "only; leave FOR out to cover every command).")
+            after = store.execute("SELECT count(*) FROM notes").fetchone()[0]
+            if after:
+                raise NotYet("after a transaction that set the tenant, the setting is '' rather "
+                             "than NULL, and the store's role saw the note stored for tenant ''; "
+                             "NULLIF(current_setting('workbook.tenant', true), '') makes it NULL.")
             try:
                 with store.transaction(force_rollback=True):
                     store.execute("SELECT set_config('workbook.tenant', 'orchard', true)")
@@ -268,7 +272,8 @@ q2 = Exercise(
            "workbook.tenant, and to nothing when no tenant is set.",
     check_policy,
     hints=["Compare the tenant column with current_setting('workbook.tenant', true): the "
-           "second argument makes an unset setting NULL instead of an error.",
+           "second argument makes an unset setting NULL instead of an error, and "
+           "NULLIF(..., '') does the same for the '' it gives after a transaction.",
            "CREATE POLICY own_notes ON notes USING (...): without FOR it covers reading, "
            "writing and deleting, and new rows are checked with the same condition."],
     seconds=10)
