@@ -138,3 +138,30 @@ def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
     assert not any(learner.POINTER in c.source for c in source.cells)
     later = learner.learner_notebook(sorted((learner.ROOT / "notebooks").glob("02-*.ipynb"))[0])
     assert not any(learner.POINTER in c.source for c in later.cells)
+
+
+@pytest.mark.parametrize("chapters, start", [(["01-first.ipynb", "02-second.ipynb"],
+                                              "/lab/tree/01-first.ipynb"),
+                                             (["notes.ipynb"], "/lab")])
+def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start):
+    # scripts/lab in a stand-in tree whose jupyter only prints what it was asked to do
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "lab", tree / "scripts" / "lab")
+    shutil.copytree(ROOT / "jupyterlab", tree / "jupyterlab")
+    jupyter = tree / ".venv" / "bin" / "jupyter"
+    jupyter.parent.mkdir(parents=True)
+    jupyter.write_text('#!/bin/sh\necho "jupyter $*"\n')
+    jupyter.chmod(0o755)
+    served = tmp_path / "served"
+    served.mkdir()
+    for name in chapters:
+        (served / name).write_text("{}")
+    done = subprocess.run(["bash", str(tree / "scripts" / "lab")], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "WORKBOOK_NOTEBOOKS": str(served),
+                               "WORKBOOK_LAB_STATE": str(tmp_path / "state")})
+    assert done.returncode == 0, done.stderr
+    lab = done.stdout.splitlines()[-1]
+    assert lab.startswith("jupyter lab --allow-root") and f"--LabApp.default_url={start}" in lab
+    assert f"--ServerApp.root_dir={served}" in lab
+    assert ("No chapter 1" in done.stderr) == (start == "/lab")
