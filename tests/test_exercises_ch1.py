@@ -11,11 +11,16 @@ def test_wide_fact():
     assert verdict.correct and verdict.sentence.startswith("166 characters, the fewest possible")
     assert q1.verdict(right | {"reviewed": True}).correct  # true is a byte shorter, still enough
     one_short = right | {"text": emoji * 164}
-    assert q1.verdict(one_short).sentence.startswith("payload accepts it: it is only 2038 bytes")
+    assert q1.verdict(one_short).sentence == (
+        "payload accepts it: it is only 2038 bytes as JSON; each of your characters already "
+        "costs the most there is, so use more of them.")
+    cheap = q1.verdict(right | {"text": "e" * 100, "source": "e"})
+    assert cheap.sentence.endswith("use characters that cost more bytes each when escaped, or more "
+                                   "of them.")
     accents = right | {"text": "\u00e9" * 200, "source": "\u00e9" * 200}  # too large, but 400 characters
     assert q1.verdict(accents).sentence == (
         "payload rejects it for size (2458 bytes), but text and source hold 400 characters between "
-        "them, and 166 are enough: which characters cost the most bytes as JSON?")
+        "them, and fewer would do: which characters cost the most bytes as JSON?")
     ascii_only = right | {"text": "e" * 200, "source": "e" * 200}
     assert "cost more bytes" in q1.verdict(ascii_only).sentence
     too_many_characters = right | {"text": emoji * 300}
@@ -61,6 +66,12 @@ def test_to_key():
     # keys identity accepts are not enough: the stated rules, and different titles kept apart
     constant = q3.verdict(lambda title: "x")
     assert constant.status == "not yet" and "'run-a-draft-2'" in constant.sentence
+    # the pair named is the pair that collided
+    leading_digits_dropped = q3.verdict(lambda title: right(title).removeprefix("run-2026-")
+                                        .removeprefix("run-2027-"))
+    assert leading_digits_dropped.sentence == (
+        "to_key('2026 plan') and to_key('2027 plan') both gave 'plan'; titles that differ in "
+        "their letters or digits should give different keys.")
     digits_lost = q3.verdict(lambda title: "run-plan" if title[0].isdigit() else right(title))
     assert digits_lost.status == "not yet" and "different keys" in digits_lost.sentence
 

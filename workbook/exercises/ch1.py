@@ -29,8 +29,11 @@ def check_wide_fact(value):
                          "the point is to pass that check and fail the byte limit.")
     size = size_of(value)
     if size <= MAX_BYTES:
-        raise NotYet(f"payload accepts it: it is only {size} bytes as JSON; "
-                     "pick characters that cost more bytes each when escaped.")
+        costliest = all(ord(c) > 0xFFFF for c in value["text"] + value["source"])
+        advice = ("each of your characters already costs the most there is, so use more of them"
+                  if costliest else "use characters that cost more bytes each when escaped, "
+                  "or more of them")
+        raise NotYet(f"payload accepts it: it is only {size} bytes as JSON; {advice}.")
     try:
         payload("fact", value)
     except ValueError as error:
@@ -39,7 +42,7 @@ def check_wide_fact(value):
     used, fewest = len(value["text"]) + len(value["source"]), fewest_characters()
     if used > fewest:
         raise NotYet(f"payload rejects it for size ({size} bytes), but text and source hold "
-                     f"{used} characters between them, and {fewest} are enough: which characters "
+                     f"{used} characters between them, and fewer would do: which characters "
                      "cost the most bytes as JSON?")
     return (f"{used} characters, the fewest possible, and the stored JSON needs {size} bytes, "
             f"over the {MAX_BYTES}-byte limit: each character beyond U+FFFF costs "
@@ -86,9 +89,13 @@ def check_to_key(to_key):
         raise NotYet(f"to_key('Run A: draft #2') gave {to_key('Run A: draft #2')!r}; lowercase it and "
                      "replace each run of other characters by one hyphen: 'run-a-draft-2'.")
     different = ["Run A: draft #2", "Run B: draft #2", "2026 plan", "2027 plan", "Orchard harvest"]
-    if len({to_key(title) for title in different}) != len(different):
-        raise NotYet("titles that differ in their letters or digits should give different keys; "
-                     f"try {different[:2]!r}.")
+    seen = {}
+    for title in different:
+        key = to_key(title)
+        if key in seen:
+            raise NotYet(f"to_key({seen[key]!r}) and to_key({title!r}) both gave {key!r}; titles "
+                         "that differ in their letters or digits should give different keys.")
+        seen[key] = title
     return (f"all {len(TITLES)} sample titles became keys that identity accepts, and different "
             "titles stay apart.")
 
@@ -103,12 +110,15 @@ q1 = Exercise(
 
 q2 = Exercise(
     "1.2", "Write the longest eight-item checkpoint that payload accepts.", check_full_checkpoint,
-    hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings.",
+    hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings, "
+           "with ENCODE (payload itself refuses empty items, but their JSON is what you need).",
            "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length: "
            "a letter or a digit costs one byte."])
 
 q3 = Exercise(
     "1.3", "Write to_key(title) that turns any title into a valid key.", check_to_key,
-    hints=["re.sub(r'[^a-z0-9]+', '-', title.lower()) does most of the work.",
-           "Then strip hyphens at the ends, add a letter prefix when the key does not start "
-           "with a letter, and cut it to 32 characters."])
+    hints=["Lowercase the title first, then replace each run of characters other than a-z "
+           "and 0-9 by a single hyphen: one call of re.sub with a + in its pattern.",
+           "re.sub(r'[^a-z0-9]+', '-', title.lower()) does that. Then strip hyphens at the "
+           "ends, put a letter prefix (such as 'run-') before a key that does not start with a "
+           "letter, and cut it to 32 characters."])
