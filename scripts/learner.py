@@ -92,8 +92,15 @@ def exercises_start(cells):
     return len(cells)
 
 
+def only_directives(cell):
+    """A code cell of nbdev directives alone (#| default_exp ...): it does nothing in a copy."""
+    lines = [line for line in cell.source.splitlines() if line.strip()]
+    return cell.cell_type == "code" and bool(lines) and all(l.startswith("#|") for l in lines)
+
+
 def learner_notebook(path):
     notebook = nbformat.read(path, as_version=4)
+    notebook.cells = [cell for cell in notebook.cells if not only_directives(cell)]
     if Path(path).name.startswith("01-"):
         # make lab opens chapter 1, so the way to the how-to file starts there
         first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
@@ -241,7 +248,8 @@ def main(command="sync", where=None):
     where = shown(copy)
     if added:
         print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "
-              f"(answers hidden; your work stays there). Start with {where}/{START}.")
+              f"(answers hidden; your work stays there). JupyterLab opens chapter 1; "
+              f"{where}/{START}, linked under its title, says how your copy works.")
     else:
         print(f"Your copy of the workbook is {where}/ (your work stays there).")
     if changed:

@@ -75,7 +75,8 @@ def test_a_changed_chapter_is_offered_and_kept_until_the_learner_updates(tmp_pat
     assert (copy / CHAPTER_1).read_bytes() == mine          # offered, not applied
     assert learner.update(copy, source) == [CHAPTER_1]
     updated = nbformat.read(copy / CHAPTER_1, as_version=4)
-    assert "An author's new sentence." in updated.cells[1].source
+    changed = nbformat.read(source / CHAPTER_1, as_version=4).cells[1].id
+    assert "An author's new sentence." in next(c for c in updated.cells if c.id == changed).source
     assert answer_cell(updated).source == MY_ANSWER          # the answer came along, by cell id
     assert answer_cell(updated, "exercise-1-2").source.startswith("full_checkpoint = ____")
     earlier = copy / "earlier-versions" / "01-purpose-and-validation.1.ipynb"
@@ -165,3 +166,15 @@ def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start)
     assert lab.startswith("jupyter lab --allow-root") and f"--LabApp.default_url={start}" in lab
     assert f"--ServerApp.root_dir={served}" in lab
     assert ("No chapter 1" in done.stderr) == (start == "/lab")
+
+
+def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
+    for path in learner.chapters():
+        source = nbformat.read(path, as_version=4)
+        cells = learner.learner_notebook(path).cells
+        assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), path.name
+        assert not any(learner.only_directives(cell) for cell in cells)
+        kept = [cell.id for cell in source.cells if not learner.only_directives(cell)]
+        assert [cell.id for cell in cells] == kept      # only the directive cells went
+    assert learner.only_directives(nbformat.v4.new_code_cell("#| default_exp validation"))
+    assert not learner.only_directives(nbformat.v4.new_code_cell("#| export\nx = 1"))
