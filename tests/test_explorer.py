@@ -251,3 +251,14 @@ def test_nothing_that_has_happened_is_veiled():
             if at <= order:
                 for line, _, _ in found:
                     assert max(line.get_xdata()) < veil.get_x(), (order, at, line.get_gid())
+
+
+def test_step_counts_from_one_as_the_slider_does():
+    run = observe(late_purge_scenario())
+    assert explore(run, step=4).state == explore(run, order=3).state
+    assert explore(run, step=4).slider.value == 4
+    last = len(run.operations)
+    assert explore(run, step=last).state.order == last - 1
+    for wrong in (0, last + 1, 2.0, True, "4"):
+        with pytest.raises(ValueError, match=f"step must be an int from 1 to {last}, got"):
+            explore(run, step=wrong)

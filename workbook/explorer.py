@@ -2,8 +2,9 @@
 
 ``explore(run)`` returns a widget with one slider. Each slider position is one
 operation of the scenario, in the order it ran, and shows the state right after
-it. The slider and the header count steps from 1 ("step 3 of 7"); in code an
-operation is named by ``order``, its index in ``run.frame``, which starts at 0:
+it. The slider and the header count steps from 1 ("step 3 of 7"), and so does
+``explore(run, step=3)``; ``order``, an operation's index in ``run.frame``,
+starts at 0 (``order=2`` is step 3):
 
 - on the left, what ``get(tenant, kind, key, now)`` returned for every identity;
 - on the right, the rows the ``records`` table physically held;
@@ -302,14 +303,21 @@ class Explorer(widgets.VBox):
         return bundle
 
 
-def explore(run, order=0, title="Present in records vs visible to get"):
+def explore(run, order=0, title="Present in records vs visible to get", *, step=None):
     """A slider over ``run``'s operations showing ``get`` beside ``records`` at each one.
 
     ``run`` is an observed Run, or a scenario (a list of operations) to observe
-    first. ``order`` is the operation the slider starts on, counted from 0 like
-    ``run.frame`` (``order=4`` is step 5); the stored notebook shows that state
-    when no kernel runs.
+    first. The slider starts on ``step``, counted from 1 as the slider and its
+    header count, or else on ``order``, counted from 0 like ``run.frame``
+    (``step=5`` and ``order=4`` are the same operation). The stored notebook
+    shows that state when no kernel runs.
     """
     if not isinstance(run, Run):
         run = observe(run)
+    if step is not None:
+        steps = len(run.operations)
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral) \
+                or not 1 <= step <= steps:
+            raise ValueError(f"step must be an int from 1 to {steps}, got {step!r}")
+        order = int(step) - 1
     return Explorer(run, order, title)
