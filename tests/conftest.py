@@ -19,6 +19,29 @@ from soak import SOAK  # noqa: E402
 settings.register_profile("workbook", derandomize=not SOAK, print_blob=True)
 settings.load_profile("workbook")
 
+
+def without_local_constants():
+    """Keep Hypothesis from mixing the literals of the workbook's own modules into its examples.
+
+    Hypothesis (pinned at 6.170) also draws strings and numbers found in whichever local,
+    non-test modules are imported when a test runs. Which those are depends on what else the
+    same xdist worker ran before (a chapter's exercises, a broken copy loaded from a temporary
+    folder), and every string edited in the package would change them, so the same
+    derandomized test tried different examples from run to run and the README's counts went
+    stale. The examples now depend on the tests' own strategies alone, which name the hostile
+    values they mean.
+    """
+    from hypothesis.internal.conjecture import providers
+    assert callable(getattr(providers, "_get_local_constants", None)), \
+        "Hypothesis no longer has _get_local_constants: see without_local_constants in conftest.py"
+    empty = providers.Constants(integers=providers.SortedSet(),
+                                floats=providers.SortedSet(key=providers.float_to_int),
+                                bytes=providers.SortedSet(), strings=providers.SortedSet())
+    providers._get_local_constants = lambda: empty
+
+
+without_local_constants()
+
 # Reliability figures: tests add counts with figures["name"] += n; the end of the run prints them.
 # Under pytest-xdist each worker counts its own and hands them to the controller when it stops.
 FIGURES = collections.Counter()

@@ -402,3 +402,20 @@ def text_is_data(backend, db, texts, data):
     assert purge(db, "orchard", 105) == written
     assert [row for row in backend.physical_rows(db) if row[0] == "harbour"] == harbour
     assert len(backend.physical_rows(db)) == 2
+
+
+def test_the_examples_do_not_depend_on_which_modules_are_loaded(tmp_path, monkeypatch):
+    # Hypothesis would otherwise mix literals of loaded local modules into its examples
+    # (tests/conftest.py says why that made the counts above drift): load one, then ask the
+    # function Hypothesis takes those literals from.
+    import importlib
+
+    from hypothesis.internal.conjecture import providers
+
+    literal = "zq-literal-of-a-module-just-loaded"
+    (tmp_path / "freshly_loaded.py").write_text(f"NAME = {literal!r}\nLIMIT = 987654321\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("freshly_loaded")
+    constants = providers._get_local_constants()
+    assert literal not in constants.strings and 987654321 not in constants.integers
+    assert len(constants.strings) == len(constants.integers) == 0
