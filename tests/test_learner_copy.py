@@ -176,5 +176,7 @@ def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
         assert not any(learner.only_directives(cell) for cell in cells)
         kept = [cell.id for cell in source.cells if not learner.only_directives(cell)]
         assert [cell.id for cell in cells] == kept      # only the directive cells went
+        prose = " ".join(c.source for c in cells if c.cell_type == "markdown")
+        assert "the first cell" not in prose and "first cell," not in prose, path.name
     assert learner.only_directives(nbformat.v4.new_code_cell("#| default_exp validation"))
     assert not learner.only_directives(nbformat.v4.new_code_cell("#| export\nx = 1"))
