@@ -2,10 +2,9 @@
 
 Each check runs your answer on a PostgreSQL server in a scratch schema of its own, which it
 removes afterwards: WORKBOOK_POSTGRES_URL's server if it is set, else a temporary server the
-checks start at the first check, which stops with the kernel (a killed kernel leaves its folder,
-and the next temporary server removes it). practise_on(server) lends
-them a running server instead (the tests do, to save starting another), for as long as it
-answers.
+checks start at the first check, which stops with the kernel (its reaper removes its folder
+however the kernel ends). practise_on(server) lends them a running server instead (the tests
+do, to save starting another), for as long as it answers.
 """
 import atexit
 import threading
