@@ -178,6 +178,14 @@ def test_readme_mutation_score_adds_up():
     assert f"{100 * number(killed) / number(made):.1f}" == percent
 
 
+def test_the_reliability_guide_quotes_the_state_machine_steps_the_readme_does():
+    # the README's figure is held to every whole run (RELIABILITY); the guide's copy to the README
+    guide = (ROOT / "docs" / "reliability.md").read_text()
+    [steps] = quoted(guide, r"\| ([\d,]+) steps \(60 runs of up to 30\)", "docs/reliability.md")
+    [said] = quoted(README.read_text(), r"([\d,]+) Hypothesis state-machine", "README.md")
+    assert steps == said
+
+
 def code_cells(notebook):
     return sum(cell["cell_type"] == "code" for cell in cells(notebook).values())
 
