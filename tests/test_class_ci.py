@@ -86,5 +86,5 @@ def test_the_guides_gradebook_is_what_the_generated_class_deserves():
     from classroom.students import DESERVED, gradebook_csv
     numbers = [f"{c}.{n}" for c in range(1, 7) for n in (1, 2, 3)]
     guide = (ROOT / "docs" / "instructors.md").read_text()
-    shown = re.search(r"writes this `gradebook.csv`:\n\n```\n(.*?)```", guide, re.S).group(1)
+    shown = re.search(r"writes this\s+`gradebook.csv`:\n\n```\n(.*?)```", guide, re.S).group(1)
     assert shown == gradebook_csv(DESERVED, numbers)
