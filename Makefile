@@ -37,9 +37,11 @@ author: venv
 # environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
 # workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
 # be, the rest still runs and the workflow test says what to install).
+# Colour only on a terminal (conftest.py); COLOR=yes, or FORCE_COLOR=1, asks for it anyway.
+COLOR = auto
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --color=$(COLOR)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
