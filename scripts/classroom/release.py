@@ -18,6 +18,13 @@ exactly the points `make grade` does. The author's notebooks stay free of grade 
 The chapter's exercises introduction (the markdown cell with the heading "## Exercises") gains
 FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and that `make grade`
 runs answer cells only, so a helper defined in a cell of its own would be missing there.
+
+    OUT/package/                      the class edition of the `workbook` package, for the
+                                      students' environment (`pip install OUT/package`): the
+                                      package without its checks (workbook/exercises/checks/) and
+                                      without the worked answers (answers.json), so that nothing
+                                      a student's code can read there gives an answer away. The
+                                      grader's sandbox sees the same edition (write_package).
 """
 import copy
 import re
@@ -26,16 +33,17 @@ from pathlib import Path
 
 import nbformat
 
-from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
+from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters, stubbed
 
 COURSE_ID = "agent-memory-workbook"
 
 EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
 FOR_GRADING = ("**For grading:** write each answer where its cell says `____` or "
                "`# YOUR CODE HERE`, and delete the stub's `raise NotImplementedError()`: an answer "
-               "cell that still raises earns nothing. Only your answer cells are graded, run inside "
-               "the chapter's own cells, so keep everything an answer needs beyond what the chapter "
-               "defines (a helper function, an import, a constant) inside that answer cell.")
+               "cell that still raises earns nothing. Only your answer cells are graded, run after "
+               "the first cell of these exercises, so keep everything an answer needs beyond what "
+               "that cell imports (a helper function, an import, a constant) inside that answer "
+               "cell.")
 
 HIDDEN_TESTS = '''\
 ### BEGIN HIDDEN TESTS
@@ -108,12 +116,57 @@ def release_notebook(chapter, solutions):
     return notebook
 
 
+PACKAGE = ROOT / "workbook"
+# What the class and grading editions leave out of the package: every check (a checker knows
+# what a right answer does) and the worked answers.
+WITHHELD = ("exercises/checks", "exercises/answers.json")
+PACKAGE_PROJECT = '''\
+# The class edition of the agent memory workbook's package, written by `make class`: the
+# package without its checks and worked answers. Install it with `pip install <this folder>`.
+[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "workbook"
+version = "{version}"
+description = "The agent memory workbook's package, class edition (no checks, no worked answers)."
+requires-python = ">=3.12"
+
+[tool.setuptools.packages.find]
+include = ["workbook*"]
+'''
+
+
+def withheld(relative):
+    return any(relative == part or relative.startswith(part + "/") for part in WITHHELD)
+
+
+def write_package(dest, package=PACKAGE, project=True):
+    """Write the class edition of the package into dest/workbook (and, with `project`, the
+    pyproject.toml that lets pip install dest). Returns dest/workbook."""
+    dest = Path(dest)
+    target = dest / "workbook"
+    shutil.rmtree(target, ignore_errors=True)
+    for path in sorted(Path(package).rglob("*")):
+        relative = path.relative_to(package).as_posix()
+        if "__pycache__" in path.parts or withheld(relative) or not path.is_file():
+            continue
+        copy_to = target / relative
+        copy_to.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, copy_to)
+    if project:
+        version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+        (dest / "pyproject.toml").write_text(PACKAGE_PROJECT.format(version=version.group(1)))
+    return target
+
+
 def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
     """Write the course folder; return the chapters' file names."""
     out = Path(out)
     # Only what this writes is replaced: nbgrader's own state in the same folder (gradebook.db,
     # release/, submitted/, autograded/, feedback/) survives a second make class.
-    for mine in ("source", "handout"):
+    for mine in ("source", "handout", "package"):
         shutil.rmtree(out / mine, ignore_errors=True)
     (out / "handout").mkdir(parents=True)
     (out / "nbgrader_config.py").write_text(CONFIG.format(course=COURSE_ID, timeout=timeout))
@@ -126,4 +179,5 @@ def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
         nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
                        out / "handout" / chapter.filename)
         written.append(chapter.filename)
+    write_package(out / "package")
     return written
