@@ -65,12 +65,16 @@ def test_actionlint_really_runs_shellcheck_on_the_run_steps(tmp_path):
 
 def test_every_action_is_pinned_by_a_full_commit_sha_with_its_tag_in_a_comment():
     # A tag can be moved to other code, a commit cannot; the comment says which release it is.
-    pinned = re.compile(r"\s*(- )?uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*")
+    pinned = re.compile(r"\s*(- )?uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40}) # (v\d+(\.\d+)*)")
     for path in every_workflow():
         lines = [line for line in path.read_text().splitlines() if re.match(r"\s*(- )?uses:", line)]
         assert lines and len(lines) == len([step for step in steps(path) if "uses" in step]), path.name
         for line in lines:
-            assert pinned.fullmatch(line), f"{path.name}: `{line.strip()}` is not pinned by a full commit SHA # tag"
+            match = pinned.fullmatch(line)
+            assert match, f"{path.name}: `{line.strip()}` is not pinned by a full commit SHA # tag"
+            action, commit, tag = match.group(2, 3, 4)
+            # the guide's table of pins says the same
+            assert re.search(rf"^\| `{action}` \| `{tag}` [^|]*\| `{commit}` \|$", GUIDE, re.M), line
 
 
 def test_the_tests_run_once_per_commit_and_a_newer_push_cancels_the_run_it_supersedes():
