@@ -33,11 +33,11 @@ from pathlib import Path
 
 import nbformat
 
-from classroom.chapters import GRADED, ROOT, SOURCE, graded_chapters, stubbed
+from classroom.chapters import EXERCISES, GRADED, SOURCE, graded_chapters, stubbed
+from classroom.package import write_package
 
 COURSE_ID = "agent-memory-workbook"
 
-EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
 FOR_GRADING = ("**For grading:** write each answer where its cell says `____` or "
                "`# YOUR CODE HERE`, and delete the stub's `raise NotImplementedError()`: an answer "
                "cell that still raises earns nothing. Only your answer cells are graded, run after "
@@ -83,7 +83,7 @@ def release_notebook(chapter, solutions):
     answers = {e.answer_id: e for e in chapter.exercises}
     checks = {e.check_id: e for e in chapter.exercises}
     introductions = [cell for cell in notebook.cells
-                     if cell.cell_type == "markdown" and EXERCISES_HEADING.search(cell.source)]
+                     if cell.cell_type == "markdown" and EXERCISES.search(cell.source)]
     if len(introductions) != 1:
         raise ValueError(f"{chapter.filename}: expected one markdown cell with the heading "
                          f"'## Exercises', found {len(introductions)}")
@@ -114,51 +114,6 @@ def release_notebook(chapter, solutions):
                 cell.metadata["deletable"] = False
                 cell.metadata["editable"] = False
     return notebook
-
-
-PACKAGE = ROOT / "workbook"
-# What the class and grading editions leave out of the package: every check (a checker knows
-# what a right answer does) and the worked answers.
-WITHHELD = ("exercises/checks", "exercises/answers.json")
-PACKAGE_PROJECT = '''\
-# The class edition of the agent memory workbook's package, written by `make class`: the
-# package without its checks and worked answers. Install it with `pip install <this folder>`.
-[build-system]
-requires = ["setuptools>=77"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "workbook"
-version = "{version}"
-description = "The agent memory workbook's package, class edition (no checks, no worked answers)."
-requires-python = ">=3.12"
-
-[tool.setuptools.packages.find]
-include = ["workbook*"]
-'''
-
-
-def withheld(relative):
-    return any(relative == part or relative.startswith(part + "/") for part in WITHHELD)
-
-
-def write_package(dest, package=PACKAGE, project=True):
-    """Write the class edition of the package into dest/workbook (and, with `project`, the
-    pyproject.toml that lets pip install dest). Returns dest/workbook."""
-    dest = Path(dest)
-    target = dest / "workbook"
-    shutil.rmtree(target, ignore_errors=True)
-    for path in sorted(Path(package).rglob("*")):
-        relative = path.relative_to(package).as_posix()
-        if "__pycache__" in path.parts or withheld(relative) or not path.is_file():
-            continue
-        copy_to = target / relative
-        copy_to.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, copy_to)
-    if project:
-        version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
-        (dest / "pyproject.toml").write_text(PACKAGE_PROJECT.format(version=version.group(1)))
-    return target
 
 
 def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
