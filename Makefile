@@ -78,11 +78,12 @@ class student: venv
 # Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student). Writes
 # $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json. TIMEOUT: seconds per cell;
 # JOBS: chapters graded at once (default: the number of cores); CHAPTERS=01,02: only those
-# chapters (default: all six).
+# chapters (default: all six); ISOLATION=auto|required|off and MEMORY=MiB: the sandbox's
+# (scripts/grade.py; required refuses to grade where student code cannot be isolated).
 GRADES ?= build/grades
 grade: venv
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
-	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS))
+	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(ISOLATION),--isolation $(ISOLATION)) $(if $(MEMORY),--memory $(MEMORY))
 
 # Try the grader on a generated class: six students (right, blank, partly wrong, an error cell,
 # an endless loop, a tamperer) over all six chapters, into build/demo-class/ and build/demo-grades/.

@@ -1,6 +1,7 @@
 """The CI workflows a course inherits: test.yml runs exactly the README's test commands once per
 commit, and grade.yml.example grades a class through the isolated grader. Both pass actionlint
 with shellcheck, pin every action by commit SHA and cache under keys of their own."""
+import os
 import re
 import shutil
 import subprocess
@@ -122,6 +123,12 @@ def test_the_grading_workflow_grades_isolated_on_the_runners_vm_and_uploads_only
     assert "container" not in job and job["runs-on"].startswith("ubuntu-")
     runs = [step.get("run") for step in job["steps"]]
     grading = runs.index("sudo make grade SUBMISSION=submissions GRADES=grades ISOLATION=required")
+    # ...which reaches the grader as --isolation required: it refuses to grade where it cannot isolate
+    environment = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    shown = subprocess.run(["make", "--no-print-directory", "-n", *runs[grading].split()[2:]], cwd=ROOT,
+                           env=environment, capture_output=True, text=True, check=True).stdout
+    assert " ".join(shown.split()).endswith("scripts/grade.py submissions --out grades --timeout 10 "
+                                            "--isolation required"), shown
     assert runs[:grading] == [None, None, "make venv"], "only the set-up runs before grading"
     # the upload comes straight after the grader, and only when it succeeded, isolated
     (upload,) = job["steps"][grading + 1:]
