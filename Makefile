@@ -34,9 +34,14 @@ author: venv
 	scripts/lab --author --port=$(LAB_PORT)
 
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
-# environment, its outputs compared strictly with the stored ones (nbval).
+# environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
+# workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
+# be, the rest still runs and the workflow test says what to install).
+# Colour only on a terminal (conftest.py); COLOR=yes, or FORCE_COLOR=1, asks for it anyway.
+COLOR = auto
 test: venv
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env
+	@scripts/apt-install shellcheck shellcheck || true
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --color=$(COLOR)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
