@@ -407,7 +407,7 @@ def test_connect_refuses_a_role_that_could_get_around_the_functions(store, grant
 
 def test_connect_refuses_the_owner_and_a_schema_with_no_store(store):
     backend, db, raw, schema = store
-    with pytest.raises(ValueError, match="owns the store"):
+    with pytest.raises(ValueError, match="is a superuser"):
         postgres.connect(backend.server.conninfo(options=f"-c search_path={schema}"))
     with pytest.raises(ValueError, match="no store in the first schema"):
         postgres.connect(backend.conninfo("no_such_schema"))
