@@ -81,6 +81,11 @@ def test_the_role_has_no_rights_on_the_tables(store):
                       f"SELECT {schema}.forward_only()",
                       f"SET ROLE {backend.role}_definer", "SET ROLE postgres",
                       f"GRANT {backend.role}_definer TO {backend.role}",
+                      f"ALTER FUNCTION {schema}.get(text, text, text, bigint) RESET search_path",
+                      f"DROP POLICY one_tenant ON {schema}.records",
+                      f"COPY {schema}.records FROM PROGRAM 'true'",
+                      "SELECT lo_import('/etc/hostname')", "SELECT pg_read_file('PG_VERSION')",
+                      "SET SESSION AUTHORIZATION postgres", "CREATE EXTENSION amcheck",
                       "CREATE SCHEMA mine"):
         refused(raw, statement, (DENIED, psycopg.errors.UndefinedFunction))
     with raw.transaction(force_rollback=True):

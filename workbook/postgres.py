@@ -718,12 +718,18 @@ def refuse_unsafe_role(db):
         raise ValueError("no store in the first schema of this connection's search_path: "
                          "the owner must install() one, and the URL name its schema")
     schema, secured, powerful, member_of, owns, direct, functions = row
-    if powerful or member_of or owns:
-        raise ValueError(
-            "this role is a superuser, may bypass row-level security, make roles or replicate, "
-            "is a member of another role" + (f" ({member_of})" if member_of else "")
-            + ", or owns the store, its schema or the database, so the database would not keep "
-            "the store's promises for it; connect as the role create_role made")
+    if powerful:
+        raise ValueError("this role is a superuser, or may bypass row-level security, make "
+                         "roles or replicate, so the database would not keep the store's "
+                         "promises for it; connect as the role create_role made")
+    if member_of:
+        raise ValueError(f"this role is a member of {member_of} and may SET ROLE to it, so "
+                         "the database would not keep the store's promises for it; connect as "
+                         "the role create_role made, which is a member of no role")
+    if owns:
+        raise ValueError("this role owns the store, its schema or the database, so the "
+                         "database would not keep the store's promises for it; connect as the "
+                         "role create_role made")
     if direct:
         raise ValueError("this role has rights on the store's tables or may create objects in "
                          "its schema, so it could write around the store's functions; connect "
