@@ -218,10 +218,13 @@ def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeyp
     from workbook import postgres
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     folders = {name: tmp_path / (postgres.PREFIX + name) for name in
-               ("dead-owner", "live-owner", "live-owner-elsewhere", "no-owner-old", "no-owner-new")}
+               ("dead-owner", "live-owner", "live-owner-elsewhere", "live-unlocked-owner",
+                "no-owner-old", "no-owner-new")}
     for folder in folders.values():
         folder.mkdir()
-    (folders["dead-owner"] / "owner").write_text(str(os.getpid()))     # a live PID, no lock
+    (folders["dead-owner"] / "owner").write_text("999999999")          # no lock, no process
+    # As an earlier version of the module left it: a live PID, no lock.
+    (folders["live-unlocked-owner"] / "owner").write_text(str(os.getpid()))
     locks = []
     # A live owner holds its lock, whatever PID its file names: from another PID namespace
     # the number names no process here, or another one.
@@ -233,7 +236,7 @@ def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeyp
     os.utime(folders["no-owner-old"], (two_hours_ago, two_hours_ago))
     postgres.remove_abandoned()
     assert sorted(p.name for p in tmp_path.iterdir()) == [postgres.PREFIX + name for name in (
-        "live-owner", "live-owner-elsewhere", "no-owner-new")]
+        "live-owner", "live-owner-elsewhere", "live-unlocked-owner", "no-owner-new")]
     for lock in locks:
         lock.close()
 

@@ -127,10 +127,13 @@ def remove_abandoned(hours=1):
     A live owner holds an exclusive lock (flock) on its folder's `owner` file for as long as
     it runs; the kernel drops the lock when the owner ends, however it ends. A lock answers
     the same from every PID namespace, where a process ID would name another process or none.
-    A folder with no `owner` file yet is being made, or was left half made: it goes after
-    `hours`.
+    An unlocked folder goes only if the process ID in its file is not alive here either: an
+    earlier version of this module wrote the ID and took no lock. A folder with no `owner`
+    file yet is being made, or was left half made: it goes after `hours`.
     """
     import fcntl
+
+    import psutil
     for folder in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
         try:
             with open(folder / "owner", "rb") as owner:
@@ -138,13 +141,13 @@ def remove_abandoned(hours=1):
                     fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     continue                # its owner is alive
-            abandoned = True
+                abandoned = not psutil.pid_exists(int(owner.read() or 0))
         except FileNotFoundError:
             try:
                 abandoned = time.time() - folder.stat().st_mtime > hours * 3600
             except OSError:
                 continue
-        except OSError:
+        except (OSError, ValueError):
             continue
         if abandoned:
             shutil.rmtree(folder, ignore_errors=True)
