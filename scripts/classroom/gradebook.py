@@ -251,7 +251,12 @@ def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=No
         for student in roster:
             for chapter in chapters:
                 if chapter.stem in student.notebooks:
-                    found = answers(student.notebooks[chapter.stem][1], chapter)
+                    try:
+                        found = answers(student.notebooks[chapter.stem][1], chapter)
+                    except Exception as error:  # noqa: BLE001 - a notebook of a shape no chapter has
+                        student.unreadable[chapter.stem] = (f"{student.notebooks[chapter.stem][0].name} "
+                                                            f"could not be read ({type(error).__name__})")
+                        continue
                     job = Job((student.name, chapter.stem), plan(chapter, found))
                     found_by_key[job.key] = found
                     jobs.append(job)
@@ -268,7 +273,7 @@ def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=No
         marks, notes = [], [clean(note) for note in student.notes]
         for chapter in chapters:
             key = (student.name, chapter.stem)
-            if key in finished:
+            if key in finished and chapter.stem not in student.unreadable:
                 chapter_marks, chapter_notes = marks_for(chapter, finished[key], found_by_key[key], limit)
                 marks += chapter_marks
                 notes += [clean(note) for note in chapter_notes]

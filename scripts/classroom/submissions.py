@@ -21,11 +21,12 @@ From a student's notebook only the answer cells are taken, one per exercise, fou
 When several cells qualify, the last one wins (nbgrader, too, keeps the last of duplicated ids).
 """
 import ast
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from classroom.chapters import load_notebook
-
 
 
 @dataclass
@@ -46,8 +47,22 @@ def hidden(path, base):
     return any(part.startswith(".") for part in path.relative_to(base).parts)
 
 
+MOST_BYTES = 50 << 20  # of one notebook: a chapter with outputs is about 1 MB
+
+
 def read_notebook(path):
-    """The notebook, or (None, reason) when it cannot be read."""
+    """The notebook, or (None, reason) when it cannot be read. Only a regular file is read: a
+    link (to the author's chapters, or to another student's work), a FIFO or a device is not."""
+    try:
+        found = os.lstat(path)
+    except OSError as error:
+        return None, type(error).__name__
+    if stat.S_ISLNK(found.st_mode):
+        return None, "it is a link, and the grader reads only files handed in"
+    if not stat.S_ISREG(found.st_mode):
+        return None, "it is not a regular file"
+    if found.st_size > MOST_BYTES:
+        return None, f"it is larger than {MOST_BYTES >> 20} MB"
     try:
         return load_notebook(path), None
     except Exception as error:  # invalid JSON, not a notebook, unreadable file
@@ -57,7 +72,7 @@ def read_notebook(path):
 def chapter_of(notebook, path, chapters):
     """The stem of the chapter this notebook is, or None."""
     if notebook is not None:
-        ids = {cell.get("id") for cell in notebook.cells}
+        ids = {cell.get("id") for cell in notebook.cells if isinstance(cell.get("id"), str)}
         grade_ids = {nbgrader_id(cell) for cell in notebook.cells}
         scores = []
         for chapter in chapters:
@@ -75,7 +90,8 @@ def chapter_of(notebook, path, chapters):
 
 def nbgrader_id(cell):
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta.get("grade_id") if isinstance(meta, dict) else None
+    found = meta.get("grade_id") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def collect(student, paths, chapters, base, known):
@@ -105,6 +121,16 @@ def collect(student, paths, chapters, base, known):
             student.unreadable[stem] = f"{path.relative_to(base)} could not be read ({reason})"
 
 
+def notebooks_under(folder):
+    """Every .ipynb under folder, hidden folders left out, links to folders not followed (a
+    notebook that is a link is found, and refused when read)."""
+    found = []
+    for root, folders, files in os.walk(folder, followlinks=False):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        found += [Path(root) / name for name in sorted(files) if name.endswith(".ipynb")]
+    return found
+
+
 def students(folder, chapters, known=None):
     """The students of a class folder, sorted by name. `known`: every chapter a notebook may be
     (default: `chapters`), when only some of them are graded."""
@@ -118,8 +144,8 @@ def students(folder, chapters, known=None):
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
-            found[entry.name] = (entry, [p for p in entry.rglob("*.ipynb") if not hidden(p, entry)])
+        if entry.is_dir() and not entry.is_symlink():
+            found[entry.name] = (entry, notebooks_under(entry))
         elif entry.suffix == ".ipynb":
             if entry.stem in stems:
                 own_folder.append(entry)              # one student's own folder

@@ -239,9 +239,10 @@ class Exercise:
         """The checker on `answer`: its sentence of praise, or NotYet with the reason."""
         return self.checker(answer) if rng is None else self.checker(answer, rng=rng)
 
-    def decide(self, answer, limit, attempt):
+    def decide(self, answer, limit, attempt, passes=()):
         """The verdict from `attempt(answer)`, which runs the checker: verdict() runs it here,
-        the grader runs it where the answer is a stand-in for code in a sandbox."""
+        the grader runs it where the answer is a stand-in for code in a sandbox. Exceptions of
+        the types in `passes` (the grader's own) are not the answer's, and pass through."""
         if answer is None or answer is Ellipsis or holds_placeholder(answer):
             return Verdict(self.number, "not attempted", BLANK)
         if callable(answer):
@@ -265,7 +266,9 @@ class Exercise:
                            f"and it stops by itself after {plural(limit)}.")
         except ChecksAbsent:
             raise
-        except Exception as error:  # the learner's code failed: say how, without a traceback
+        except (SystemExit, GeneratorExit, *passes):
+            raise
+        except BaseException as error:  # the learner's code failed: say how, without a traceback
             return Verdict(self.number, "not yet", f"running your answer raised {raised(error)}")
         return Verdict(self.number, "correct", praise)
 

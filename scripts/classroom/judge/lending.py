@@ -16,6 +16,7 @@ else (no ATTACH, PRAGMA, schema change or extension function), limits on the siz
 and values, and a bound on the work of one statement.
 """
 import sqlite3
+import time
 import types
 
 from classroom import wire
@@ -25,6 +26,9 @@ CONNECTION = ("execute", "executemany", "commit", "rollback", "close", "in_trans
 ATTRIBUTES = ("in_transaction", "total_changes")
 MOST_ROWS = 10_000            # rows one lent execute returns to the sandbox
 MOST_STEPS = 2_000            # progress callbacks (of 10,000 SQLite instructions) per question
+MOST_SECONDS = 2.0            # of SQLite's work for one question
+MOST_PAGES = 16_384           # of 4 KiB: 64 MiB, the most a lent database may grow to
+HEAP = 256 << 20              # SQLite's memory in the grader, all connections together
 ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
            sqlite3.SQLITE_DELETE, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT,
            sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
@@ -51,7 +55,7 @@ class Remote:
 
 def opaque_class(type_name):
     """An object the sandbox could not send as data: a stand-in that only names its type."""
-    module, _, name = type_name.rpartition(".")
+    module, _, name = "".join(c for c in type_name if c.isprintable())[:120].rpartition(".")
     return type(name or "object", (Opaque,), {"__module__": module or "sandbox"})
 
 
@@ -61,7 +65,10 @@ class Opaque:
 
 
 def guard(db):
-    """Let the sandbox's SQL read and write rows of this connection, and do nothing else."""
+    """Let the sandbox's SQL read and write rows of this connection, and do nothing else, within
+    a size: 64 MiB of database and 256 MiB of SQLite's memory in the grader."""
+    db.execute(f"PRAGMA max_page_count = {MOST_PAGES}")
+    db.execute(f"PRAGMA hard_heap_limit = {HEAP}")
     def authorize(action, first, second, database, trigger):
         if action == sqlite3.SQLITE_FUNCTION:
             return sqlite3.SQLITE_DENY if str(second).lower() in REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
@@ -76,7 +83,7 @@ class Lending:
 
     def __init__(self):
         self.objects, self.guarded, self.next = {}, [], 1
-        self.steps = 0
+        self.steps, self.deadline = 0, 0.0
 
     def lend(self, value):
         ident = self.next
@@ -90,7 +97,7 @@ class Lending:
 
     def progress(self):
         self.steps += 1
-        return 1 if self.steps > MOST_STEPS else 0
+        return 1 if self.steps > MOST_STEPS or time.monotonic() > self.deadline else 0
 
     def bound(self, on):
         """While the sandbox's question is answered, no statement may run for long."""
@@ -106,11 +113,12 @@ class Lending:
         self.guarded.clear()
 
     def answer(self, question):
-        """Use a lent object as the sandbox asks; what it gives back, or the error it raised."""
-        self.steps = 0
+        """Use a lent object as the sandbox asks; what it gives back as plain data (rows fetched
+        too, inside the bound), or the error it raised."""
+        self.steps, self.deadline = 0, time.monotonic() + MOST_SECONDS
         self.bound(True)
         try:
-            return self.use(question)
+            return JudgeEncoder(self)(self.use(question))
         finally:
             self.bound(False)
 
@@ -257,7 +265,7 @@ def judge_error(data):
     from workbook.exercises.ch3 import Runaway
     from workbook.exercises.ch5 import SimulatedCrash
     from workbook.validation import Conflict
-    name = wire.text_of(data, "type", 200)
+    name = "".join(c for c in str(data.get("type", ""))[:200] if c.isprintable())
     message = str(data.get("message", ""))[:2000]
     known = {"Conflict": Conflict, "Runaway": Runaway, "SimulatedCrash": SimulatedCrash,
              "NotAttempted": NotAttempted, "KeyboardInterrupt": KeyboardInterrupt}
@@ -270,7 +278,7 @@ def judge_error(data):
         revisions = data.get("revisions") or [None, None]
         expected, current = [r if type(r) is int else None for r in (list(revisions) + [None, None])[:2]]
         return Conflict(message, expected=expected, current=current)
-    if found is None:
+    if found is None or not isinstance(found, type):
         return type(name if name.isidentifier() else "RemoteError", (RemoteError,), {})(message)
     made = type(name, (found,), {"__str__": lambda self: message, "__module__": found.__module__})
     try:

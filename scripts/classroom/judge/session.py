@@ -109,7 +109,8 @@ class Session:
             return None
         if type(error) is not dict:
             raise Stopped("broke the grader's channel")
-        return {"ename": wire.text_of(error, "type", 200), "evalue": str(error.get("message", ""))[:500]}
+        name = "".join(c for c in str(error.get("type", ""))[:80] if c.isprintable())
+        return {"ename": name or "an exception", "evalue": str(error.get("message", ""))[:500]}
 
     def check(self, item):
         exercise = getattr(importlib.import_module(item["module"]), item["attribute"])
@@ -124,8 +125,10 @@ class Session:
         rng = random.Random(f"{self.seed}/{exercise.number}")
         try:
             value = JudgeDecoder(self, self.lending)(reply.get("value"))
-            verdict = exercise.decide(value, limit, lambda answer: exercise.run(answer, rng))
-        except wire.WireError:
+            verdict = exercise.decide(value, limit, lambda answer: exercise.run(answer, rng),
+                                      passes=(Stopped,))
+        except (wire.WireError, ValueError, TypeError, RecursionError):  # a value not to be read
+            self.sandbox.kill()
             raise Stopped("broke the grader's channel") from None
         finally:
             self.lending.close()
@@ -151,7 +154,7 @@ class Session:
                 error = judge_error(reply["raise"] if type(reply["raise"]) is dict else {})
             else:
                 return JudgeDecoder(self, self.lending)(reply.get("value"))
-        except wire.WireError:
+        except (wire.WireError, ValueError, TypeError, RecursionError):
             self.sandbox.kill()
             raise Stopped("broke the grader's channel") from None
         raise error
@@ -202,8 +205,7 @@ class Session:
         try:
             if lending is None:
                 raise LookupError("nothing is lent now: the check has ended")
-            value = lending.answer(question)
-            reply = {"reply": question["rpc"], "value": JudgeEncoder(lending)(value)}
+            reply = {"reply": question["rpc"], "value": lending.answer(question)}
         except (KeyboardInterrupt, SystemExit):
             raise
         except wire.WireError:
@@ -237,6 +239,9 @@ def run_all(sandboxes, jobs, limit, parallel, seed, grace=None):
             peak = max(peak, running)
         try:
             return Session(sandboxes, job, limit, grace, seed).run()
+        except Exception as error:  # noqa: BLE001 - one chapter's failure is never the class's
+            job.halted = f"the grader failed on this chapter ({type(error).__name__})"
+            return job
         finally:
             with lock:
                 running -= 1

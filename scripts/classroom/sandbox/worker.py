@@ -178,11 +178,30 @@ class Encoder(wire.Encoder):
             return {"$": "op", "type": kind.__name__,
                     "fields": {name: self(getattr(value, name), depth + 1)
                                for name in kind.__dataclass_fields__}}
+        plain = as_built_in(value)
+        if plain is not None:
+            return self(plain, depth)
         if callable(value):
             ident = next(self.worker.numbers)
             self.worker.functions[ident] = value
             return {"$": "callable", "id": ident, "name": str(getattr(kind, "__name__", ""))[:80]}
         return wire.opaque(value)
+
+
+def as_built_in(value):
+    """A subclass of a built-in type (an OrderedDict, a namedtuple, a str with an __eq__ of its
+    own) as the built-in value it holds, read with the built-in type's own methods, so that
+    nothing it overrides decides what crosses; None for anything else."""
+    for base, read in ((dict, lambda v: {k: dict.__getitem__(v, k) for k in dict.__iter__(v)}),
+                       (list, lambda v: [list.__getitem__(v, i) for i in range(list.__len__(v))]),
+                       (tuple, lambda v: tuple(tuple.__getitem__(v, i) for i in range(tuple.__len__(v)))),
+                       (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+                       (set, lambda v: set(set.__iter__(v))), (str, str.__str__),
+                       (bytes, lambda v: bytes.__getitem__(v, slice(None))),
+                       (int, lambda v: int.__add__(v, 0)), (float, lambda v: float.__add__(v, 0.0))):
+        if isinstance(value, base) and type(value) is not base:
+            return read(value)
+    return None
 
 
 class Decoder(wire.Decoder):

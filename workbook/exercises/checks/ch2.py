@@ -169,14 +169,17 @@ class Watched:
     def __init__(self, db):
         self.db = db
         self.statements = []
+        self.bound = []  # (sql, the values bound to its placeholders)
 
     def execute(self, sql, *parameters):
         self.statements.append(sql)
+        given = parameters[0] if parameters else ()
+        self.bound.append((sql, list(given.values()) if isinstance(given, dict) else list(given)))
         return self.db.execute(sql, *parameters)
 
     def cursor(self):
         cursor = Watched(self.db.cursor())
-        cursor.statements = self.statements  # one list: a cursor's statements count too
+        cursor.statements, cursor.bound = self.statements, self.bound  # a cursor's count too
         return cursor
 
     def __getattr__(self, name):
@@ -205,7 +208,7 @@ def check_read_state(read_state, rng=None):
 
 def ask_store(read_state, rows, questions):
     db = state_store(rows)
-    before = table(db)
+    before, unbound = table(db), False
     for (tenant, kind, key, now), expected in questions:
         watched = Watched(db)
         answer = read_state(watched, tenant, kind, key, now)
@@ -225,6 +228,11 @@ def ask_store(read_state, rows, questions):
             held = "has no such row" if physical is None else f"holds its row (expires {physical[0]})"
             raise NotYet(f"read_state(db, {tenant!r}, {kind!r}, {key!r}, {now}) gave {answer!r}, "
                          f"but get {seen} and the table {held}, so the answer is {expected!r}.")
+        unbound = unbound or any("records" in sql.lower() and not all(v in values for v in (tenant, kind, key))
+                                 for sql, values in watched.bound)
+    if unbound:  # right answers, but a value reached the SQL some other way than a placeholder
+        raise NotYet("a statement of yours reads records without binding the tenant, kind and "
+                     "key as ? parameters; pass them in a tuple, as get does.")
     db.close()
 
 

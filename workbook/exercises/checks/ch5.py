@@ -64,9 +64,15 @@ def check_prediction(predicted, rng=None):
 
 # ---------------------------------------------------------------- 5.2 a hidden-but-present gap
 
+MOST_OPERATIONS = 50  # a gap needs a few; observing costs time with the square of the count
+
+
 def check_gap(scenario, rng=None):
     if not isinstance(scenario, (list, tuple)):
         raise NotYet("the scenario should be a list of operations such as Put, Get and Purge.")
+    if len(scenario) > MOST_OPERATIONS:
+        raise NotYet(f"the scenario has {len(scenario)} operations; a gap needs a few, so keep it "
+                     f"to {MOST_OPERATIONS} or fewer.")
     try:
         run = observe(scenario)
     except ValueError as error:
@@ -114,12 +120,21 @@ class Plan:
         self.commits = 0
         self.events = []
         self.crashed = False
+        self.went_on = False  # whether the function used the database or the mailer after the crash
 
     def event(self, name):
+        self.dead()
         self.events.append(name)
         if len(self.events) - 1 == self.crash_at:
             self.crashed = True
-            raise SimulatedCrash(name)
+            raise SimulatedCrash("the process dies here")  # where, only the check knows
+
+    def dead(self):
+        """After the crash nothing runs: any write, read or send is refused (a ROLLBACK, which a
+        crash does anyway, is let through)."""
+        if self.crashed:
+            self.went_on = True
+            raise SimulatedCrash("the process died")
 
 
 class Connection:
@@ -130,6 +145,8 @@ class Connection:
         self._plan = plan
 
     def execute(self, sql, *args):
+        if sql.strip().upper() != "ROLLBACK":
+            self._plan.dead()
         cursor = self._db.execute(sql, *args)
         if sql.strip().upper() == "COMMIT":
             self._plan.commits += 1
@@ -137,6 +154,8 @@ class Connection:
         return cursor
 
     def __getattr__(self, name):
+        if name not in ("in_transaction", "total_changes"):
+            self._plan.dead()
         return getattr(self._db, name)
 
 
@@ -178,6 +197,10 @@ def run_worker(send_once, crash_at=None, start=100, retries=RETRIES):
         db.close()
         plan, mailer, now = Plan(crash_at), Mailer(), start + 1
         crashed = attempt(send_once, path, plan, mailer, now)
+        if plan.went_on:
+            raise NotYet(f"your function went on after the simulated crash {plan.events[-1]}: "
+                         "a crashed process runs nothing more, so let SimulatedCrash through "
+                         "without writing or sending first.")
         if plan.crashed and not crashed:
             raise NotYet(f"your function caught the simulated crash {plan.events[-1]}; a real "
                          "crash cannot be caught, so let SimulatedCrash through.")
