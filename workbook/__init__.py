@@ -3,8 +3,7 @@
 Modules:
 
 - `workbook.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
-- `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
-- `workbook.timeline`: Watch the store over time: present rows, visible records and the gap between."""
+- `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds."""
 
 __version__ = "0.1.0"
 
