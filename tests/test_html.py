@@ -107,14 +107,15 @@ def test_links_become_text_and_widgets_their_static_fallback(tmp_path):
     from workbook.explorer import explore
     from workbook.timeline import late_purge_scenario
 
-    bundle = explore(late_purge_scenario(), order=2)._repr_mimebundle_()
+    bundle, metadata = explore(late_purge_scenario(), order=2)._repr_mimebundle_()
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Chapter 7 · Links\n\nSee [SQLite's docs]"
                                       "(https://sqlite.org/lang.html) and "
                                       "<https://example.org/x>. [Back](#Links)."),
         nbformat.v4.new_code_cell("explore(late_purge_scenario(), order=2)", execution_count=1,
-                                  outputs=[nbformat.v4.new_output("display_data", data=bundle)]),
+                                  outputs=[nbformat.v4.new_output("display_data", data=bundle,
+                                                                  metadata=metadata)]),
     ]
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     notebooks = tmp_path / "notebooks"

@@ -17,9 +17,14 @@ A scenario is a list of timed operations, for example::
     run.frame                 # what get returned and what records held, after each operation
     intervals(run)            # when each row was present, visible, and hidden but present
     plot_timeline(run)        # the same story as a picture, one lane per identity
+    describe_timeline(run)    # and in words: the picture's text alternative
 
 ``demo_tables()`` turns the specification's demonstration into its three
 chapter-5 tables, computed from such a run.
+
+The package, by concern: ``scenarios`` (the operations and the chapters' scenarios),
+``observing`` (running one and recording each step), ``spans`` (intervals), ``tables`` (the
+demo's tables), ``picture`` (the plot) and ``description`` (the plot in words).
 """
 
 # The module became a package by concern; every name it had is still importable from here.
@@ -42,3 +47,4 @@ from workbook.timeline.observing import *  # noqa: F401,F403
 from workbook.timeline.spans import *  # noqa: F401,F403
 from workbook.timeline.tables import *  # noqa: F401,F403
 from workbook.timeline.picture import *  # noqa: F401,F403
+from workbook.timeline.description import describe_timeline  # noqa: F401

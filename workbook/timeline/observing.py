@@ -224,3 +224,18 @@ def acted_on(row):
     if words[0] == "purge":
         return words[1] == row["tenant"]
     return False
+
+
+def marker_kind(row):
+    """Which marker an operation gets on a lane it acted on."""
+    acting = verb(row["operation"])
+    if acting == "put":
+        return "write" if row["outcome"].startswith("revision") else "rejected-write"
+    if acting == "get":
+        return "read-none" if row["outcome"] == "None" else "read"
+    return acting
+
+
+def lane_names(frame):
+    """The identities in the frame, in order of first mention."""
+    return list(dict.fromkeys(zip(frame["tenant"], frame["kind"], frame["key"])))

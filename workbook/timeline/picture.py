@@ -8,7 +8,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator, MultipleLocator
 
-from workbook.timeline.observing import acted_on, frame_of, lane, verb
+from workbook.figures import bundle, png_bytes  # noqa: F401 (png_bytes: a public name here)
+from workbook.timeline.description import describe_timeline
+from workbook.timeline.observing import acted_on, frame_of, lane, lane_names, marker_kind, verb
 from workbook.timeline.spans import intervals, passes
 
 
@@ -33,21 +35,6 @@ PRESENT_STYLE = dict(facecolor="#D5ECF9", edgecolor=SKY, hatch="///", linewidth=
 VISIBLE_STYLE = dict(facecolor=BLUE, edgecolor=BLUE, linewidth=1)
 PRESENT_HEIGHT, VISIBLE_HEIGHT = 0.56, 0.26
 SVG_SALT = "agent-memory-workbook"
-
-
-def marker_kind(row):
-    """Which marker an operation gets on a lane it acted on."""
-    acting = verb(row["operation"])
-    if acting == "put":
-        return "write" if row["outcome"].startswith("revision") else "rejected-write"
-    if acting == "get":
-        return "read-none" if row["outcome"] == "None" else "read"
-    return acting
-
-
-def lane_names(frame):
-    """The identities in the frame, in order of first mention."""
-    return list(dict.fromkeys(zip(frame["tenant"], frame["kind"], frame["key"])))
 
 
 def gid(*parts):
@@ -150,10 +137,21 @@ def time_axis(ax, low, high):
 
 
 class TimelineFigure(Figure):
-    """A matplotlib Figure that a notebook shows as PNG, with or without %matplotlib inline."""
+    """A matplotlib Figure that a notebook shows as PNG, with or without %matplotlib inline.
+
+    ``description`` is its text alternative (``describe_timeline``), which the notebook output
+    carries beside the picture (see ``workbook.figures``).
+    """
+    description = None
 
     def _repr_png_(self):
         return png_bytes(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return bundle(png_bytes(self), self.description)
+
+    def __repr__(self):
+        return self.description.to_text() if self.description else super().__repr__()
 
 
 def plot_timeline(observed, title="Present in records vs visible to get"):
@@ -166,7 +164,8 @@ def plot_timeline(observed, title="Present in records vs visible to get"):
     lines show reopening the file and setting the clock. When the clock moves
     backwards each pass gets its own panel (see ``passes``).
     Accepts a Run or its frame; returns a matplotlib Figure (never shown by
-    pyplot, so a notebook displays it once, as PNG).
+    pyplot, so a notebook displays it once: the PNG with its text alternative,
+    ``fig.description``, from the same frame and intervals).
     """
     frame = frame_of(observed)
     spans = intervals(frame).rename(columns={"pass": "pass_"})
@@ -197,6 +196,7 @@ def plot_timeline(observed, title="Present in records vs visible to get"):
     fig.suptitle(title, fontsize=12)
     fig.legend(handles=legend_handles(used), loc="outside lower center", ncols=3,
                fontsize=8, frameon=False)
+    fig.description = describe_timeline(frame, title)
     return fig
 
 
@@ -205,11 +205,4 @@ def svg_bytes(fig):
     buffer = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": SVG_SALT}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
-    return buffer.getvalue()
-
-
-def png_bytes(fig, dpi=100):
-    """The figure as PNG bytes, for ``IPython.display.Image`` or a file."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
