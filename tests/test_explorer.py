@@ -182,7 +182,8 @@ def test_the_widget_is_what_the_browser_test_looks_for():
     for part in ('type: "range"', 'label.textContent = "step"', 'label.htmlFor = id',
                  '"role", "status"', '"aria-live", "polite"', '"aria-atomic", "true"',
                  '"aria-valuetext", `step ${step} of ${steps}`', 'picture, "alt"',
-                 'model.set("step"', "model.save_changes()"):
+                 'model.set("step"', "model.save_changes()",
+                 '"data-lm-suppress-shortcuts", "true"'):
         assert part in explorer._esm, part
     assert (explorer.step, explorer.steps) == (1, 13)
 

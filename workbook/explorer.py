@@ -281,6 +281,9 @@ function render({ model, el }) {
   label.textContent = "step";
   const input = document.createElement("input");
   Object.assign(input, { type: "range", id, min: "1", step: "1" });
+  // JupyterLab's own way to leave a control its keys: no notebook shortcut (the arrows move
+  // between cells) runs while the slider has the focus.
+  input.setAttribute("data-lm-suppress-shortcuts", "true");
   const readout = document.createElement("output");
   readout.className = "workbook-explorer-readout";
   readout.htmlFor = id;
@@ -295,9 +298,11 @@ function render({ model, el }) {
   spoken.className = "workbook-sr-only";
   status.append(header, spoken);
   const tables = document.createElement("div");
+  tables.className = "workbook-explorer-tables";
   const picture = document.createElement("img");
   picture.className = "workbook-explorer-picture";
   const description = document.createElement("div");
+  description.className = "workbook-explorer-description";
   el.append(control, status, tables, picture, description);
 
   const put = (node, key, value) => { if (node[key] !== value) node[key] = value; };

@@ -163,8 +163,12 @@ def describe_timeline(observed, title="Present in records vs visible to get"):
                 first = frame.loc[numbers.index[numbers == number], "time"]
                 said = f"in pass {number} (ticks {first.iloc[0]} to {first.iloc[-1]}), {said}"
             clauses.append(said)
-            brief.append(short_spans(in_pass) if count == 1
-                         else f"pass {number}: {short_spans(in_pass)}")
+            if count == 1:
+                brief.append(short_spans(in_pass))
+            elif number == 1:
+                brief.append(f"until the clock moves back, {short_spans(in_pass)}")
+            else:
+                brief.append(f"after it moves back to {first.iloc[0]}, {short_spans(in_pass)}")
         story = "; ".join(clauses) if clauses else "never present in records, so get never returns it"
         parts.append(f"Lane {lane(*name)}: {story}.")
         events = lane_events(frame, name, mine)
