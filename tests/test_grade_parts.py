@@ -77,10 +77,11 @@ def test_a_cell_that_is_the_chapters_own_is_never_taken_for_an_answer(chapter):
     assert answers(notebook, chapter)["1.3"].found_by == "name"
 
 
-def test_the_plan_runs_the_chapters_own_cells_with_the_answers_and_checks_in_place(chapter, handout):
+def test_the_plan_runs_the_exercise_sections_own_cells_with_the_answers_and_checks_in_place(chapter, handout):
     cell_of(handout, "c01-032").source = "wide_fact = 'mine'"
     items = plan(chapter, answers(handout, chapter))
-    code = chapter.code_cells()
+    code = chapter.exercise_cells()
+    assert code[0].get("id") == "c01-030" and "from workbook.exercises.ch1 import" in code[0].source
     last_check = max(i for i, c in enumerate(code) if c.get("id") == "c01-039")
     assert [item["cell_id"] for item in items] == [c.get("id") for c in code[:last_check + 1]]
     kinds = {item["cell_id"]: item for item in items}
