@@ -58,7 +58,9 @@ def parser():
                              "no sandbox namespaces or users (default auto)")
     options.add_argument("--memory", type=int, default=Limits.memory >> 20,
                         help="MiB of address space each sandboxed process may use (default %(default)s)")
-    options.add_argument("--seed", help=argparse.SUPPRESS)  # the checks' own cases, for the tests
+    options.add_argument("--seed", help="the seed of the cases the checks add to the chapters' "
+                                         "own (grades.json names the one a run used); default: "
+                                         "a fresh secret one")
     options.add_argument("--json", action="store_true", help="print the grades as JSON instead of a summary")
     return options
 

@@ -80,6 +80,7 @@ class Gradebook:
     limit: float
     parallel: int
     isolation: object = None   # judge.sandboxes.Isolation
+    seed: str = ""             # of the cases the checks added to the chapters' own
     seconds: float = 0.0
     chapters_run: int = 0
     peak: int = 0
@@ -254,7 +255,8 @@ def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=No
                     job = Job((student.name, chapter.stem), plan(chapter, found))
                     found_by_key[job.key] = found
                     jobs.append(job)
-        peak = run_all(sandboxes, jobs, limit, parallel, seed or secrets.token_hex(16))
+        seed = seed or secrets.token_hex(16)
+        peak = run_all(sandboxes, jobs, limit, parallel, seed)
     finally:
         left = sandboxes.finish()
     if left:
@@ -278,7 +280,7 @@ def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=No
                                              f"({chapter.stem}) was submitted.")
                           for e in chapter.exercises]
         grades.append(Grades(student.name, marks, notes))
-    return Gradebook(chapters, grades, limit, parallel, isolation, time.monotonic() - started,
+    return Gradebook(chapters, grades, limit, parallel, isolation, seed, time.monotonic() - started,
                      len(jobs), peak)
 
 
@@ -315,7 +317,7 @@ def as_json(book):
     return {
         "chapters": [chapter.stem for chapter in book.chapters],
         "run": {"jobs": book.parallel, "peak": book.peak, "chapters": book.chapters_run,
-                "timeout_seconds": book.limit},
+                "timeout_seconds": book.limit, "seed": book.seed},
         "isolation": {"mode": book.isolation.mode, "complete": book.isolation.complete,
                       "reason": book.isolation.reason, "sentence": book.isolation.sentence()},
         "students": [{"student": clean(g.student), "points": g.points, "maximum": g.maximum,

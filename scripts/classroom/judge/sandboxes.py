@@ -53,10 +53,13 @@ def isolation_here(wanted="auto"):
         return Isolation("none", "the grader did not run as root, which a user of its own and "
                                  "Linux namespaces need (run make grade with sudo).")
     if not jail.namespaces_work():
-        return Isolation("partial", "this machine refused the Linux namespaces a sandbox needs "
-                                    "(as Docker's default seccomp profile does), so each chapter "
-                                    "ran only as a user of its own, seeing every file any user may "
-                                    "read.")
+        refused = ("this machine refused the Linux namespaces a sandbox needs (as Docker's "
+                   "default seccomp profile does)")
+        if not all(jail.readable_by_anyone(path) for path in readable_paths()):
+            return Isolation("none", f"{refused}, and its Python installation is not readable by "
+                                     "other users, so the chapters ran as the grading user.")
+        return Isolation("partial", f"{refused}, so each chapter ran only as a user of its own, "
+                                    "seeing every file any user may read.")
     return Isolation("isolated", "")
 
 

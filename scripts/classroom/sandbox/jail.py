@@ -144,10 +144,10 @@ class Jail:
         become(uid, limits)
 
 
-def become(uid, limits):
-    """The limits, then the sandbox's own user (when root), then the worker's environment."""
+def become(uid, limits, switch=True):
+    """The limits, then the sandbox's own user (`switch`), then the worker's environment."""
     limits.apply()
-    if os.geteuid() == 0:
+    if switch:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
@@ -157,17 +157,29 @@ def become(uid, limits):
     os.environ.update(WORKER_ENVIRONMENT)
 
 
-def enter_without_namespaces(uid, limits):
+def enter_without_namespaces(uid, limits, switch):
     """Partial or no isolation: a process group, a private temporary folder, the limits, and
-    the sandbox's own user when root."""
+    the sandbox's own user (`switch`, in the partial mode)."""
     folder = tempfile.mkdtemp(prefix="workbook-sandbox-")
-    if os.geteuid() == 0:
+    if switch:
         os.chown(folder, uid, uid)
     os.chdir(folder)
-    become(uid, limits)
+    become(uid, limits, switch)
     os.environ.update(HOME=folder, TMPDIR=folder, MPLCONFIGDIR=os.path.join(folder, ".matplotlib"),
                       IPYTHONDIR=os.path.join(folder, ".ipython"))
     return folder
+
+
+def readable_by_anyone(path):
+    """Whether any user may read `path`: every folder on the way to it searchable, it readable."""
+    path = os.path.realpath(path)
+    parts = path.split(os.sep)
+    for index in range(2, len(parts) + 1):
+        step = os.sep.join(parts[:index]) or os.sep
+        mode = os.stat(step).st_mode
+        if not mode & 0o001 or not mode & 0o004:
+            return False
+    return True
 
 
 def processes_of(uids):

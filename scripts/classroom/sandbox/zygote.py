@@ -87,7 +87,7 @@ class Zygote:
                     os._exit(code if code >= 0 else 128 - code)  # as a shell does, 128 + it
                 os.write(tell, str(os.getpid()).encode())
                 os.close(tell)
-                jail.enter_without_namespaces(uid, limits)
+                jail.enter_without_namespaces(uid, limits, switch=self.mode == "partial")
                 worker.main(sock)
             except BaseException:  # noqa: BLE001 - a sandbox that cannot start ends here
                 os._exit(70)

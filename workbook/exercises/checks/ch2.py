@@ -103,7 +103,8 @@ def check_last_visible(last_visible, rng=None):
             raise NotYet(f"for {written}, get at {answer + 1} still returns the fact, "
                          f"so {answer} is not the last visible tick.")
         db.close()
-    return (f"on {len(cases)} fresh stores with ttls from 1 to 3600, you found the last "
+    ttls = [ttl for _, ttl, *_ in cases]
+    return (f"on {len(cases)} fresh stores with ttls from {min(ttls)} to {max(ttls)}, you found the last "
             "visible tick each time, said None when the fact was already hidden, "
             "and changed no row.")
 

@@ -167,9 +167,11 @@ def check_against(increment, db, other, start, now, turns):
     if count != before + proxy.interposed:
         raise NotYet(f"when another worker wins every time, the count should hold only that "
                      f"worker's {proxy.interposed} increments, but it is {count - before} higher.")
-    return ("no update was lost: alone, and with one and then more other writes between your "
-            "read and your write, every increment counted; when the other worker won every time, "
-            f"your step gave up with Conflict after {proxy.interposed} attempts.")
+    counts = ["one", "two", "three", "four"]
+    others = ", ".join(counts[n - 1] for n in turns[:-1]) + f" and then {counts[turns[-1] - 1]}"
+    return (f"no update was lost: alone, and with {others} other writes between your read and "
+            "your write, every increment counted; when the other worker won every time, your step "
+            f"gave up with Conflict after {proxy.interposed} attempts.")
 
 
 # ---------------------------------------------------------------- Exercise 3.2: predictions

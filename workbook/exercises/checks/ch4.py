@@ -277,8 +277,8 @@ def check_interposed(forget_current, names):
     if result is not False:
         raise NotYet(f"nothing was removed (revision {newer[0]} is still visible), yet "
                      f"forget_current returned {result}; True must mean removed.")
-    return (f"it removed the visible revision, answered False for a missing key, left the other "
-            f"tenant alone, and when revision {newer[0]} arrived between your read and your "
+    return (f"it removed the visible revision, answered False for a missing key, left "
+            f"{names.other} alone, and when revision {newer[0]} arrived between your read and your "
             f"delete it returned False and left revision {newer[0]} in place.")
 
 
