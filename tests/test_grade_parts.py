@@ -181,10 +181,13 @@ def dry_run(*arguments):
 
 def test_make_passes_the_time_limit_jobs_and_output_folder_through():
     assert dry_run("grade", "SUBMISSION=class", "TIMEOUT=3", "JOBS=1", "GRADES=out").endswith(
-        ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1")
-    assert dry_run("grade", "SUBMISSION=class").endswith("scripts/grade.py class --out build/grades --timeout 10")
+        ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1 --isolation auto")
+    assert dry_run("grade", "SUBMISSION=class").endswith(
+        "scripts/grade.py class --out build/grades --timeout 10 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class", "CHAPTERS=01,02").endswith(
-        "scripts/grade.py class --out build/grades --timeout 10 --chapters 01,02")
+        "scripts/grade.py class --out build/grades --timeout 10 --chapters 01,02 --isolation auto")
+    assert dry_run("grade", "SUBMISSION=class", "ISOLATION=required", "MEMORY=512", "SEED=ab12").endswith(
+        "scripts/grade.py class --out build/grades --timeout 10 --isolation required --memory 512 --seed ab12")
     for target in ("class", "student"):
         assert dry_run(target).endswith("scripts/student.py build/class --timeout 10")
     assert dry_run("class", "CLASS=/srv/course", "TIMEOUT=4").endswith("scripts/student.py /srv/course --timeout 4")
