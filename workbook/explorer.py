@@ -18,15 +18,22 @@ tick with no operation was never observed, and when the clock moves
 backwards a tick comes round twice. The header always says which tick
 ``now`` is.
 
+In JupyterLab the widget is an anywidget: a labelled range input that the
+keyboard moves (its value text says "step 3 of 7"), a live region that screen
+readers announce at every step (the header line and what ``get`` returned for
+each identity), the two tables, the picture with its alt text, and the
+timeline's full description (``workbook.timeline.describe_timeline``).
+
 Everything shown comes from ``workbook.timeline.observe``: ``run.records``
 (what ``get`` returned) and ``run.frame`` (what ``records`` held). Nothing
 here recomputes visibility. ``state_at(run, order)`` is the pure function
 behind the widget; tests and a static render use it directly.
 
-A stored notebook keeps the widget's first state as plain text, an HTML
-table and a PNG image, so the page still says something where no kernel
-runs (nbval compares the text and the HTML, which never hold a memory
-address or a random id).
+A stored notebook keeps the widget's first state as plain text, HTML tables
+and the picture (with its alt and description, as ``workbook.figures`` stores
+every figure), so the page still says something where no kernel runs (nbval
+compares the text and the HTML, which never hold a memory address or a
+random id).
 """
 
 import base64
