@@ -34,9 +34,14 @@ author: venv
 	scripts/lab --author --port=$(LAB_PORT)
 
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
-# environment, its outputs compared strictly with the stored ones (nbval).
+# environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
+# workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
+# be, the rest still runs and the workflow test says what to install).
+# Colour only on a terminal (conftest.py); COLOR=yes, or FORCE_COLOR=1, asks for it anyway.
+COLOR = auto
 test: venv
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+	@scripts/apt-install shellcheck shellcheck || true
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
@@ -90,8 +95,9 @@ grade: venv
 test-grader: venv
 	$(PY) -m pytest tests/red_team -q
 
-# Try the grader on a generated class: six students (right, blank, partly wrong, an error cell,
-# an endless loop, a tamperer) over all six chapters, into build/demo-class/ and build/demo-grades/.
+# Try the grader on a generated class: eight students (right, blank, partly wrong, an error cell,
+# an endless loop, a loop that ignores the interrupt, one that floods its output, a tamperer)
+# over all six chapters, into build/demo-class/ and build/demo-grades/.
 grade-demo: venv
 	rm -rf build/demo-class
 	$(PY) scripts/classroom/students.py build/demo-class
@@ -127,6 +133,17 @@ bench-record: venv
 # docs/bench/, which the appendix quotes (re-execute it afterwards).
 bench-postgres: venv
 	$(PY) -m bench.postgres
+
+# make grade (isolated) against nbgrader's autograde on one generated class of 32 students x 6
+# chapters, with the grader's peak memory (about 20 minutes): build/bench/grade.json and
+# grade.md; bench-grade-record keeps them in docs/bench/, which the README quotes.
+.PHONY: bench-grade bench-grade-record
+bench-grade: venv
+	$(PY) -m bench.grade
+
+bench-grade-record: bench-grade
+	mkdir -p docs/bench
+	cp build/bench/grade.json build/bench/grade.md docs/bench/
 
 bench-postgres-record: bench-postgres
 	mkdir -p docs/bench

@@ -2,10 +2,13 @@
 
 1. `make class` writes the course folder; `nbgrader generate_assignment "*"` turns its source/
    into release/, which must equal our hand-out cell for cell (nbgrader adds checksums).
-2. The six-student class of the issue (right, blank, partly wrong, an error cell, an endless
-   loop, a tamperer) is made from nbgrader's release, in nbgrader's submitted/ layout.
-3. `nbgrader autograde "*"` and `nbgrader export` grade it; make grade grades the same folder.
-   Every student's points must be equal, exercise by exercise and chapter by chapter.
+2. The generated class (right, blank, partly wrong, an error cell, an endless loop, a loop that
+   ignores the interrupt, a loop that floods its output, a tamperer) is made from nbgrader's
+   release, in nbgrader's submitted/ layout.
+3. `nbgrader autograde "*"` and `nbgrader export` grade it with the release's
+   nbgrader_config.py; make grade grades the same folder. Every student's points must be equal,
+   exercise by exercise and chapter by chapter: a cell that ignores the interrupt or floods its
+   output fails alone under nbgrader too, instead of losing the whole chapter.
 
 nbgrader runs in build/nbgrader-venv (scripts/nbgrader-venv); the kernel it starts for the
 chapters is this repository's .venv, with solutions hidden, as a course would set it up.
@@ -92,8 +95,8 @@ def course():
     for folder, group in zip(folders, groups):
         write_class(folder / "submitted", group, KINDS, release=folder / "release", nested=True)
         shutil.copytree(folder / "submitted", everyone, dirs_exist_ok=True)
-    for process in [nbgrader(folder, "autograde", "*") for folder in folders]:
-        finished(process, "nbgrader autograde")
+    autograded = [finished(process, "nbgrader autograde")
+                  for process in [nbgrader(folder, "autograde", "*") for folder in folders]]
     for process in [nbgrader(folder, "export") for folder in folders]:
         finished(process, "nbgrader export")
     for process in [nbgrader(folder, "generate_feedback", "*") for folder in folders]:
@@ -111,6 +114,7 @@ def course():
                             capture_output=True, text=True, timeout=600)
     assert graded.returncode == 0, graded.stderr
     return {"folders": folders, "groups": groups, "again": again, "chapters": chapters, "cells": cells,
+            "autograded": autograded,
             "exported": exported,
             "ours": json.loads(graded.stdout), "csv": (RUN / "grades" / "gradebook.csv").read_text()}
 
@@ -164,6 +168,22 @@ def test_generate_feedback_writes_a_page_per_student_and_chapter(course):
                 page = folder / "feedback" / student / chapter.stem / f"{chapter.stem}.html"
                 assert page.is_file(), page
                 assert "Score:" in page.read_text()
+
+
+def test_no_chapter_is_dropped_and_no_untouched_check_cell_is_called_changed(course):
+    """nbgrader drops a notebook whose cell ignores the interrupt or floods its output ("Removing
+    failed assignment"); the release's config makes that cell fail alone. It also warns that the
+    checksum of every check cell has changed, for copies handed back as released
+    (jupyter/nbgrader#1961); the config warns only for a check cell a student changed."""
+    warned, student = set(), None
+    for output in course["autograded"]:
+        assert "Removing failed assignment" not in output
+        for line in output.splitlines():
+            if "Sanitizing" in line and "/submitted/" in line:
+                student = line.split("/submitted/")[1].split("/")[0]
+            if "Attribute 'checksum' for cell" in line:
+                warned.add(student)
+    assert warned == {"tamperer"}  # it replaced check cells with printed verdicts
 
 
 def test_autograde_again_skips_the_graded_submissions_unless_forced(course):

@@ -1,12 +1,21 @@
-"""Which cell an nbval failure means: nbval's "Cell N" counts code cells only, from 0.
+"""Read an nbval failure: which cell "Cell N" is, and both of its outputs in full.
 
     python scripts/nbval_cell.py NOTEBOOK N
 
-prints the cell's index among all cells (what JupyterLab and nbformat count), its id, and the
-first line of its source. docs/instructors.md shows how to read the rest of an nbval failure.
+prints the cell's index among all cells (nbval's "Cell N" counts code cells only, from 0;
+JupyterLab and nbformat count every cell), its id and the first line of its source, then runs
+the notebook under nbval again. pytest's own options make that report whole: every line of the
+stored output (Left) and of the output just computed (Right), none skipped.
+docs/instructors.md shows a failure read this way.
 """
 import json
 import sys
+
+# nbval asserts reference_output == test_output; pytest's "block" style prints each side whole.
+NBVAL = ["--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+         "--color=no", "-o", "verbosity_assertions=2", "-o", "assertion_text_diff_style=block"]
+SIDES = ("Where a cell's outputs differ, Left is the output stored in the notebook "
+         "(nbval's reference) and Right the output the cell printed just now.")
 
 
 def locate(path, number):
@@ -32,7 +41,9 @@ def main(argv):
         print(error, file=sys.stderr)
         return 2
     print(f"nbval's Cell {argv[1]} is cell index {index}, id {cell_id}: {first}")
-    return 0
+    print(SIDES, flush=True)
+    import pytest
+    return int(pytest.main([argv[0], *NBVAL]))
 
 
 if __name__ == "__main__":

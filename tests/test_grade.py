@@ -56,6 +56,7 @@ EXPECTED = {
     "sleeping-loop": [0, 1, 1],
     "tamperer": [0, 0, 0],
     "flat-notebook": [1, 1, 1],
+    "floods-output": [0, 1, 1],
     "unreadable": [0, 0, 0],
     "learner-edition": [0, 0, 0],
 }

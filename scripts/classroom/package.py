@@ -15,7 +15,8 @@ PACKAGE = ROOT / "workbook"
 WITHHELD = ("exercises/checks", "exercises/answers.json")
 PACKAGE_PROJECT = '''\
 # The class edition of the agent memory workbook's package, written by `make class`: the
-# package without its checks and worked answers. Install it with `pip install <this folder>`.
+# package without its checks and worked answers. Install it, with the workbook's pins, with
+# `pip install -r <this folder>/requirements.txt <this folder>`.
 [build-system]
 requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
@@ -51,4 +52,5 @@ def write_package(dest, package=PACKAGE, project=True):
     if project:
         version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
         (dest / "pyproject.toml").write_text(PACKAGE_PROJECT.format(version=version.group(1)))
+        shutil.copy2(ROOT / "requirements.txt", dest / "requirements.txt")  # the same pins
     return target

@@ -61,13 +61,93 @@ assert _verdict.correct, str(_verdict)
 CONFIG = '''\
 # nbgrader settings for the agent memory workbook's class release (written by `make class`).
 # Run nbgrader in this folder; docs/instructors.md has the whole recipe.
+import copy
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbgrader.converters.autograde import Autograde
+from nbgrader.preprocessors import Execute, OverwriteCells
+
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "{course}"
-# Each cell may run this many seconds, like make grade's TIMEOUT; a cell over it is interrupted
-# and fails, and the cells after it still run.
+# Each cell may run this many seconds, like make grade's TIMEOUT. A cell over it is interrupted
+# and fails (nbgrader's Execute.interrupt_on_timeout, on by default), and the cells after it
+# still run. nbgrader's LimitOutput keeps at most 1,000 lines of a cell's output.
 c.Execute.timeout = {timeout}
 # A check cell that a student deleted is put back and run, as make grade runs every check.
 c.OverwriteCells.add_missing_cells = True
+
+
+class ExecuteWithoutStuckCells(Execute):
+    \"\"\"nbgrader's Execute, except that a cell that does not stop when interrupted (it ignores the
+    interrupt, or its output keeps coming: nbgrader's IOPub timeout) or that ends the kernel fails
+    alone. nbgrader would drop the whole notebook ("Removing failed assignment"); here the kernel
+    is started again and the notebook runs again with that cell raising instead, as make grade
+    runs a chapter again without an answer that will not stop.\"\"\"
+
+    def preprocess(self, nb, resources=None, km=None):
+        handed_in, stuck = copy.deepcopy(nb), {{}}
+        while True:
+            self.running = None
+            try:
+                done, resources = super().preprocess(nb, resources, km)
+                break
+            except (CellTimeoutError, DeadKernelError) as error:
+                if self.running is None or self.running in stuck or len(stuck) >= 20:
+                    raise
+                stuck[self.running] = ("ended the kernel" if isinstance(error, DeadKernelError)
+                                       else f"did not stop when interrupted at the {{self.timeout}} s limit")
+                nb = copy.deepcopy(handed_in)
+                for index, why in stuck.items():
+                    nb.cells[index].source = f"raise RuntimeError('this cell {{why}}')"
+        for index in stuck:  # the student's own code, with the error it earned
+            done.cells[index].source = handed_in.cells[index].source
+        return done, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        self.running = index
+        return super().preprocess_cell(cell, resources, index)
+
+
+class OverwriteCellsWarningOnlyIfChanged(OverwriteCells):
+    \"\"\"nbgrader's OverwriteCells, without its false warning for every check cell handed back as
+    it was released: nbgrader records a locked cell's checksum before it removes the hidden
+    tests, so a release copy never matches it (jupyter/nbgrader#1961). The cell is put back from
+    the source either way; this warns only when a student changed it.\"\"\"
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {{}}).get("grade_id")
+        self.as_released = False
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+                self.as_released = cell.source == without_hidden_tests(source.source)
+            except Exception:  # nbgrader's own lookup reports a missing cell
+                pass
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def report_change(self, name, attr, old, new):
+        if not (attr == "checksum" and self.as_released):
+            super().report_change(name, attr, old, new)
+
+
+def without_hidden_tests(source):
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if line.strip() == "### BEGIN HIDDEN TESTS":
+            hidden = True
+        elif line.strip() == "### END HIDDEN TESTS":
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\\n".join(kept)
+
+
+c.Autograde.autograde_preprocessors = [
+    ExecuteWithoutStuckCells if step is Execute else step
+    for step in Autograde.autograde_preprocessors.default()]
+c.Autograde.sanitize_preprocessors = [
+    OverwriteCellsWarningOnlyIfChanged if step is OverwriteCells else step
+    for step in Autograde.sanitize_preprocessors.default()]
 '''
 
 

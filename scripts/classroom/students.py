@@ -3,13 +3,16 @@
     python scripts/classroom/students.py OUT [--chapters 1,2] [--tricks]
 
 Every student starts from the hand-out (or from nbgrader's release, when given) and edits only
-what a student would. The six kinds of the issue's class:
+what a student would. The kinds of the class:
 
-    right         every answer the worked one
-    blank         the hand-out as it was handed out
-    partly-wrong  the second answer of each chapter wrong, the others right
-    error-cell    the first answer of each chapter raises NameError, the others right
-    endless-loop  the first answer of chapter 1 never ends, every other answer right
+    right              every answer the worked one
+    blank              the hand-out as it was handed out
+    partly-wrong       the second answer of each chapter wrong, the others right
+    error-cell         the first answer of each chapter raises NameError, the others right
+    endless-loop       the first answer of chapter 1 never ends, every other answer right
+    ignores-interrupt  the same, but the loop ignores the interrupt (SIGINT), as a loop that
+                       swallows KeyboardInterrupt does
+    floods-output      the same, but the loop prints without end
     tamperer      wrong answers, and every trick of the issue: a printed verdict in place of a
                   check, duplicated checks, a patched Exercise.verdict and check, exec(q1.answer),
                   the captured output of solution(); plus an honest commented check and a
@@ -180,14 +183,29 @@ def tamperer(edition):
     return e
 
 
+DEAF = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)\n"
+FLOOD = "while True:\n    print(\"x\" * 10000)\n"
+
+
+def ignores_interrupt(edition):
+    return endless_loop(edition, DEAF)
+
+
+def floods_output(edition):
+    return endless_loop(edition, FLOOD)
+
+
 KINDS = {"right": right, "blank": blank, "partly-wrong": partly_wrong, "error-cell": error_cell,
-         "endless-loop": endless_loop, "tamperer": tamperer}
+         "endless-loop": endless_loop, "ignores-interrupt": ignores_interrupt,
+         "floods-output": floods_output, "tamperer": tamperer}
 
 # What each kind earns, exercise 1.1 to 6.3, when it hands in all six chapters: the oracle that
 # make test-nbgrader holds make grade and nbgrader to, and that docs/instructors.md shows.
 DESERVED = {
     "blank": [0] * 18,
     "endless-loop": [0] + [1] * 17,
+    "ignores-interrupt": [0] + [1] * 17,
+    "floods-output": [0] + [1] * 17,
     "error-cell": [0, 1, 1] * 6,
     "partly-wrong": [1, 0, 1] * 6,
     "right": [1] * 18,
@@ -196,17 +214,18 @@ DESERVED = {
 }
 
 
-def gradebook_csv(points, numbers):
+def gradebook_csv(points, numbers, isolation="isolated"):
     """The gradebook make grade should write for `points` ({student: [points per exercise]})."""
-    header = "student," + ",".join(numbers) + ",total,maximum"
-    rows = [f"{name}," + ",".join(map(str, got)) + f",{sum(got)},{len(got)}" for name, got in sorted(points.items())]
+    header = "student," + ",".join(numbers) + ",total,maximum,isolation"
+    rows = [f"{name}," + ",".join(map(str, got)) + f",{sum(got)},{len(got)},{isolation}"
+            for name, got in sorted(points.items())]
     return "\n".join([header] + rows) + "\n"
 
 
 def first_chapter_tricks():
     """One student per trick, on chapter 1; TRICKS[name] = (build(edition), expected points)."""
     sleeping = "import time\nwhile True:\n    time.sleep(0.05)\n"
-    deaf = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)\n"
+    deaf = DEAF
     return {
         # wrong 1.1 behind a printed verdict where its check was
         "fake-printed-verdict": (lambda e: e.all_right().answer("1.1", WRONG["1.1"])
