@@ -5,8 +5,9 @@ open a fresh store or a named one, list its physical rows and its counter, set t
 counter, tamper with a column, and fingerprint everything it holds. SQLite's are what the
 tests did before; PostgreSQL's run on one temporary server per test process (or on
 WORKBOOK_POSTGRES_URL's), one schema per store, as the store's own role, which owns
-nothing and is bound by row-level security. Whatever a test reads or tampers with behind
-the store's back goes through a separate owner connection, as an administrator's would.
+nothing and may only call the store's four functions (which row-level security binds).
+Whatever a test reads or tampers with behind the store's back goes through a separate owner
+connection, as an administrator's would.
 
 `rebound` runs an existing function with some of its global names pointing elsewhere: the
 same code object, so reference.cross_check, demo.advance and the spec's test methods run

@@ -124,29 +124,18 @@ def test_rebinding_reaches_the_postgres_store(postgres_backend):
     db.close()
 
 
-def test_the_store_role_sees_one_tenant_and_cannot_own(postgres_backend):
+def test_the_store_role_can_only_call_the_functions(postgres_backend):
     backend = postgres_backend
     db = backend.connect()
     note = {"schema": 1, "text": "Fictional", "source": "note-1", "reviewed": False}
     backend.put(db, "orchard", "fact", "a", note, None, 100, 10)
     backend.put(db, "harbour", "fact", "a", note, None, 100, 10)
-    # A raw query on the store's connection names no tenant, and row-level security shows none.
-    assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)
-    assert db.execute("DELETE FROM records").rowcount == 0
-    assert len(backend.physical_rows(db)) == 2
-    # After a transaction the setting is '' rather than unset, and a row the owner wrote for
-    # tenant '' still shows to no one.
-    assert db.execute("SELECT current_setting('workbook.tenant', true)").fetchone() == ("",)
-    backend.owner(db, "INSERT INTO {records} VALUES ('', 'fact', 'a', 9, 110, '{{}}')")
-    assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)
-    # The store's role may move the counter on, never back.
-    with pytest.raises(backend.store.psycopg.errors.CheckViolation, match="never moves back"):
-        db.execute("UPDATE sequence SET value = 0")
-    db.execute("UPDATE sequence SET value = value + 1")
-    with pytest.raises(ValueError, match="owns the records table"):
-        backend.store.connect(backend.server.conninfo(options=f"-c search_path={backend.schemas[db]}"))
-    with pytest.raises(ValueError, match="no records table"):
-        backend.store.connect(backend.conninfo("no_such_schema"))
+    psycopg = backend.store.psycopg
+    for statement in ("SELECT count(*) FROM records", "DELETE FROM records",
+                      "UPDATE sequence SET value = value + 1"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute(statement)
+    assert len(backend.physical_rows(db)) == 2 and backend.counter(db) == 2
     db.close()
 
 
@@ -221,6 +210,7 @@ def test_a_temporary_server_and_its_folder_go_with_its_owner(signal_name):
 
 
 def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeypatch):
+    import fcntl
     import os
     import tempfile
     import time
@@ -228,16 +218,93 @@ def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeyp
     from workbook import postgres
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     folders = {name: tmp_path / (postgres.PREFIX + name) for name in
-               ("dead-owner", "live-owner", "no-owner-old", "no-owner-new")}
+               ("dead-owner", "live-owner", "live-owner-elsewhere", "live-unlocked-owner",
+                "no-owner-old", "no-owner-new")}
     for folder in folders.values():
         folder.mkdir()
-    (folders["dead-owner"] / "owner").write_text("999999999")
-    (folders["live-owner"] / "owner").write_text(str(os.getpid()))
+    (folders["dead-owner"] / "owner").write_text("999999999")          # no lock, no process
+    # As an earlier version of the module left it: a live PID, no lock.
+    (folders["live-unlocked-owner"] / "owner").write_text(str(os.getpid()))
+    locks = []
+    # A live owner holds its lock, whatever PID its file names: from another PID namespace
+    # the number names no process here, or another one.
+    for name, pid in (("live-owner", os.getpid()), ("live-owner-elsewhere", 999999999)):
+        (folders[name] / "owner").write_text(str(pid))
+        locks.append(open(folders[name] / "owner", "rb"))
+        fcntl.flock(locks[-1], fcntl.LOCK_EX)
     two_hours_ago = time.time() - 7200
     os.utime(folders["no-owner-old"], (two_hours_ago, two_hours_ago))
     postgres.remove_abandoned()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        postgres.PREFIX + "live-owner", postgres.PREFIX + "no-owner-new"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [postgres.PREFIX + name for name in (
+        "live-owner", "live-owner-elsewhere", "live-unlocked-owner", "no-owner-new")]
+    for lock in locks:
+        lock.close()
+
+
+def test_a_sweep_from_another_pid_namespace_leaves_a_live_server_alone(postgres_server):
+    import shutil
+    import subprocess
+    import sys
+    if not hasattr(postgres_server, "folder"):
+        return      # WORKBOOK_POSTGRES_URL's server has no folder here
+    sweep = [sys.executable, "-c", "from workbook.postgres import remove_abandoned; "
+             "remove_abandoned()"]
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--pid", "--fork", "true"]).returncode != 0:
+        pytest.skip("no rights to make a PID namespace here (unshare --pid --fork); "
+                    "test_folders_left_by_a_dead_owner_or_naming_none_are_swept covers the rule")
+    subprocess.run([unshare, "--pid", "--fork", *sweep], check=True, cwd=Path(__file__).parents[1],
+                   env={**os.environ, "TMPDIR": str(postgres_server.folder.parent)})
+    assert postgres_server.folder.is_dir()
+    from workbook import postgres
+    postgres.psycopg.connect(postgres_server.conninfo()).close()
+
+
+def test_a_server_started_in_a_thread_outlives_the_thread():
+    import subprocess
+    import threading
+
+    from workbook import postgres
+    server = postgres.TemporaryServer()
+    thread = threading.Thread(target=server.create)
+    thread.start()
+    thread.join(60)
+    try:
+        # The kernel signals a server whose starting thread ended at that moment, and it
+        # stops within milliseconds; a second without it ending is a second alive.
+        with pytest.raises(subprocess.TimeoutExpired):
+            server.process.wait(timeout=1)
+        postgres.psycopg.connect(server.conninfo()).close()
+    finally:
+        server.remove()
+
+
+def test_a_forked_child_that_exits_leaves_its_parents_server_alone(postgres_server):
+    import os
+
+    from workbook import postgres
+    if not hasattr(postgres_server, "folder"):
+        return      # WORKBOOK_POSTGRES_URL's server is never removed here
+    child = os.fork()
+    if child == 0:
+        # What the atexit handler the child inherited runs when the child calls sys.exit (run
+        # alone here, as the child's other handlers would remove the parent's temporary files).
+        postgres_server.remove()
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert postgres_server.folder.is_dir() and postgres_server.process.poll() is None
+    postgres.psycopg.connect(postgres_server.conninfo()).close()
+
+
+def test_the_callers_connection_options_are_kept_and_added_to():
+    from workbook import postgres
+    url = "postgresql://someone@db.example/store?options=endpoint%3Dep-1%20-c%20geqo%3Doff"
+    merged = postgres.psycopg.conninfo.conninfo_to_dict(
+        postgres.ExistingServer(url).conninfo("store", options="-c search_path=s"))
+    assert merged["options"] == "endpoint=ep-1 -c geqo=off -c search_path=s"
+    assert merged["user"] == "store" and merged["host"] == "db.example"
+    assert "options" not in postgres.psycopg.conninfo.conninfo_to_dict(
+        postgres.ExistingServer("host=db.example").conninfo())
 
 
 def test_only_the_servers_user_can_reach_its_socket(postgres_server):
@@ -300,9 +367,20 @@ def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(p
             admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(theirs)))
         # what the workbook made it may make again and drop; what is gone it leaves alone
         ours = f"ours_{os.getpid()}"
-        first, second = postgres.create_role(admin, ours), postgres.create_role(admin, ours)
-        assert first != second and postgres.made_here(admin, "role", ours) is True
+        password = "SELECT rolpassword FROM pg_authid WHERE rolname = %s"
+        first = postgres.create_role(admin, ours)
+        kept = admin.execute(password, (ours,)).fetchone()
+        admin.execute(sql.SQL("ALTER ROLE {} SET statement_timeout = 0").format(sql.Identifier(ours)))
+        # Again: the password a running service uses is kept, and the timeouts come back.
+        assert first and postgres.create_role(admin, ours) is None
+        assert admin.execute(password, (ours,)).fetchone() == kept
+        assert admin.execute("""SELECT setconfig FROM pg_db_role_setting s
+            JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = %s""", (ours,)).fetchone() == (
+            [f"{name}={value}" for name, value in postgres.TIMEOUTS.items()],)
+        assert postgres.made_here(admin, "role", ours) is True
+        assert postgres.made_here(admin, "role", postgres.definer_of(ours)) is True
         postgres.drop_role(admin, ours)
         assert postgres.made_here(admin, "role", ours) is None
+        assert postgres.made_here(admin, "role", postgres.definer_of(ours)) is None
         postgres.drop_role(admin, ours)
         postgres.uninstall(admin, ours)

@@ -42,3 +42,13 @@ def test_the_record_is_a_full_run_and_its_report():
         assert (row["processes"], row["operations each"]) == (writers, operations)
         assert row["PostgreSQL / SQLite"] == row["PostgreSQL per second"] / row["SQLite per second"]
     assert (RECORD / "postgres.md").read_text() == bench.markdown(record)
+
+
+def test_the_appendix_quotes_the_records_reader_ratio():
+    import re
+    from quoted import prose
+    text = " ".join(prose("appendix-postgres.ipynb", "apg-053").split())
+    found = re.search(r"In the record, the server's lone reader did (\d+\.\d+) times", text)
+    assert found, "apg-053 no longer quotes the record's reader ratio: reword this check with it"
+    record = json.loads((RECORD / "postgres.json").read_text())
+    assert float(found[1]) == round(record["workloads"][0]["PostgreSQL / SQLite"], 2)

@@ -10,15 +10,15 @@ state the reference model predicts just after it; the counter is at least every 
 revision; and no revision is ever returned to a caller twice.
 
 On PostgreSQL (the `backend` fixture's second run) the client survives and the server dies:
-the trials run on a server of their own, and the operation's Nth traced line of the store's
-Python SIGKILLs the server and every process it started ("line" mode), or the first line
-after the server acknowledged the COMMIT does ("commit" mode: the write was reported as
-committed, so it must survive). Then the server is started again, recovers from its WAL,
+the trials run on a server of their own. Each call of the store is one statement, one
+transaction, so the server is killed (SIGKILL, it and every process it started) at one of
+three points: at the operation's Nth traced line of the store's Python, before or after the
+call ("line" mode); inside the call's transaction, while its write to a record waits for an
+advisory lock the trial holds, after put has moved the counter ("inside" mode); or at the
+first line after the server answered, when the call has committed ("commit" mode: reported
+as committed, so it must survive). Then the server is started again, recovers from its WAL,
 and is checked the same way, with amcheck's index and heap checks for the integrity check.
 Fewer trials there, since each kill costs a restart (scaled up under WORKBOOK_SOAK=1).
-A kill lands between two of the store's statements (or just after the acknowledged COMMIT),
-never inside the server's processing of one: what PostgreSQL does within a statement when
-it dies is its own crash safety, which these trials do not target.
 """
 import json
 import os
@@ -26,6 +26,8 @@ import random
 import signal
 import sqlite3
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -163,9 +165,10 @@ class FileCrashes:
 class ServerCrashes:
     """PostgreSQL: the operation runs here, and the server is killed under it."""
 
-    modes = ["line", "line", "commit"]
-    longest = {"line": {"put": 100, "forget": 24, "purge": 24}}
-    trials = scaled(8, 150)
+    modes = ["line", "inside", "commit"]
+    longest = {"line": {"put": 60, "forget": 16, "purge": 16}}
+    trials = scaled(9, 150)
+    PAUSE = 20261130        # the advisory lock a paused write waits for
 
     def __init__(self, folder):
         from workbook import postgres
@@ -180,6 +183,14 @@ class ServerCrashes:
         admin.execute("CREATE EXTENSION amcheck")
         self.password = postgres.create_role(admin)
         postgres.install(admin, "crash")
+        # "inside" mode: every write to a record first waits for an advisory lock, which the
+        # trial holds, so the server dies inside the store's transaction, after put has moved
+        # the counter. Free, the lock costs nothing.
+        admin.execute(f"""CREATE FUNCTION crash.pause() RETURNS trigger LANGUAGE plpgsql AS
+            $$BEGIN PERFORM pg_catalog.pg_advisory_xact_lock({self.PAUSE});
+                RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END; END$$""")
+        admin.execute("""CREATE TRIGGER pause BEFORE INSERT OR UPDATE OR DELETE ON crash.records
+            FOR EACH ROW EXECUTE FUNCTION crash.pause()""")
         admin.close()
         self.files = {postgres.__file__, workbook.validation.__file__}
 
@@ -200,32 +211,55 @@ class ServerCrashes:
         postgres = self.postgres
         db = postgres.connect(self.server.conninfo(postgres.STORE_ROLE, password=self.password,
                                                    options="-c search_path=crash"))
-        left, seen = [steps], {"transaction": False, "killed": False}
+        left, seen = [steps], {"killed": False}
 
         def trace(frame, event, argument):
             if frame.f_code.co_filename not in self.files:
                 return None
             if event == "line" and not seen["killed"]:
                 left[0] -= 1
-                status = db.info.transaction_status
-                seen["transaction"] |= status == postgres.TransactionStatus.INTRANS
-                committed = seen["transaction"] and status == postgres.TransactionStatus.IDLE
-                if (left[0] == 0) if mode == "line" else committed:
+                # call() has its row: the server has committed the call's transaction.
+                committed = frame.f_code.co_name == "call" and "row" in frame.f_locals
+                if (left[0] == 0) if mode == "line" else (mode == "commit" and committed):
                     self.server.kill()
                     seen["killed"] = True
             return trace
 
-        sys.settrace(trace)
-        try:
-            reported = outcome(getattr(postgres, operation[0]), db, *operation[1:])
-        except postgres.psycopg.OperationalError:
-            reported = None         # the server died under the operation
-        finally:
-            sys.settrace(None)
+        holder = self.admin() if mode == "inside" else None
+        if holder is not None:
+            holder.execute("SELECT pg_advisory_lock(%s)", (self.PAUSE,))
+            answer = {}
+            worker = threading.Thread(target=lambda: answer.update(reported=self.attempt(
+                db, operation)))
+            worker.start()
+            waiting = """SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+                AND NOT granted AND pid = %s"""
+            while worker.is_alive() and not holder.execute(
+                    waiting, (db.info.backend_pid,)).fetchone()[0]:
+                time.sleep(0.002)   # until the write waits, or the call ends without one
+            if worker.is_alive():
+                self.server.kill()
+                seen["killed"] = True
+            worker.join(30)
+            reported = answer["reported"]
+            holder.close()
+        else:
+            sys.settrace(trace)
+            try:
+                reported = self.attempt(db, operation)
+            finally:
+                sys.settrace(None)
         db.close()
         if seen["killed"]:
             self.server.start()     # crash recovery replays the WAL
         return seen["killed"], None if reported is None else json.loads(json.dumps(reported))
+
+    def attempt(self, db, operation):
+        """What the operation returned or raised; None if the server died under it."""
+        try:
+            return outcome(getattr(self.postgres, operation[0]), db, *operation[1:])
+        except self.postgres.ServerUnavailable:
+            return None
 
     def close(self):
         self.server.remove()
@@ -245,7 +279,8 @@ def run_trials(crashes, backend, figures):
     trials = crashes.trials
     tally = dict.fromkeys(["killed", "completed", "killed, found before",
                            "killed, found after", "no change either way",
-                           "killed after the commit, returned"], 0)
+                           "killed after the commit, returned",
+                           "killed inside the server's transaction"], 0)
     returned = set()            # every revision a put has handed to its caller
     now = 100
     for number in range(trials):
@@ -272,6 +307,7 @@ def run_trials(crashes, backend, figures):
                 returned.add(reported[1])
         if killed:
             tally["killed"] += 1
+            tally["killed inside the server's transaction"] += mode == "inside"
             if reported is not None:
                 tally["killed after the commit, returned"] += 1
             if before == after:
@@ -285,6 +321,7 @@ def run_trials(crashes, backend, figures):
     print(f"\ncrash trials ({backend.name}): {trials}, {tally}")
     assert tally["killed"] >= trials // 2
     assert tally["killed, found before"] > 0 and tally["killed, found after"] > 0
+    assert "inside" not in crashes.modes or tally["killed inside the server's transaction"] > 0
     figures[backend.figure("crash trials survived")] += trials
     figures[backend.figure("crash trials: killed mid-operation")] += tally["killed"]
     figures[backend.figure("crash trials: killed after the commit, before returning")] += \

@@ -419,3 +419,71 @@ def test_the_examples_do_not_depend_on_which_modules_are_loaded(tmp_path, monkey
     constants = providers._get_local_constants()
     assert literal not in constants.strings and 987654321 not in constants.integers
     assert len(constants.strings) == len(constants.integers) == 0
+
+
+# --- poison rows: values that answer the checks one way and the encoder another ----------
+
+class LyingLength(str):
+    def __len__(self):
+        return 1
+
+
+class HidingDict(dict):
+    """Iterates, and answers `in`, as if its field "extra" were not there."""
+
+    def __iter__(self):
+        return (name for name in dict.__iter__(self) if name != "extra")
+
+    def __contains__(self, name):
+        return name != "extra" and dict.__contains__(self, name)
+
+    def __len__(self):
+        return dict.__len__(self) - 1
+
+
+class Posing(str):
+    """A str that compares and hashes as `pose`, whatever it really holds."""
+
+    def __new__(cls, really, pose):
+        posing = super().__new__(cls, really)
+        posing.pose = pose
+        return posing
+
+    def __eq__(self, other):
+        return other == self.pose
+
+    def __hash__(self):
+        return hash(self.pose)
+
+
+class HidingList(list):
+    def __iter__(self):
+        return iter(list.__getitem__(self, slice(0, 1)))
+
+    def __len__(self):
+        return 1
+
+
+POISON = {
+    "a str whose len() lies": ("fact", FACT | {"text": LyingLength("x" * 300)}),
+    "a dict that hides a field": ("fact", HidingDict(FACT | {"extra": "hidden"})),
+    "a field name posing as another": (
+        "fact", {"schema": 1, Posing("txt", "text"): "Fictional", "source": "note-1", "reviewed": False}),
+    "a list that hides its items": (
+        "checkpoint", {"schema": 1, "step": 0, "items": HidingList(["a"] * 9 + [7])}),
+    "a kind posing as fact": (Posing("note", "fact"), FACT),
+}
+
+
+@pytest.mark.parametrize("case", POISON)
+def test_a_value_that_lies_to_the_checks_is_refused_and_nothing_is_written(backend, case,
+                                                                          tmp_path):
+    kind, value = POISON[case]
+    db = backend.connect(tmp_path / "poison.db")
+    backend.put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    before = backend.fingerprint(db)
+    with pytest.raises(ValueError):
+        backend.put(db, "orchard", kind, "b", value, None, 100, 10)
+    assert backend.fingerprint(db) == before
+    assert backend.get(db, "orchard", "fact", "a", 101)["value"] == FACT
+    db.close()

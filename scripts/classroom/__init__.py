@@ -2,10 +2,16 @@
 
     chapters     the graded chapters and their exercises, read from the author's source
     release      the class release: an nbgrader course folder and a hand-out edition
-    submissions  a class folder: its students, their notebooks, their answer cells
-    runner       runs a chapter's own cells around a student's answers, in forked processes
-    gradebook    verdicts into points: the CSV, one feedback file per student, JSON
-    students     a generated class (right, blank, wrong, error, loop, tamperer) for trying it out
+    package      the class edition of the package (no checks, no worked answers)
+    submissions  a class folder: its students, their notebooks, their answer cells (read as JSON)
+    gradebook    the plan of each chapter, verdicts into points: the CSV, feedback, JSON
+    students     a generated class (right, blank, wrong, error, loops, tamperer) for trying it out
+
+The grader's trust boundary is its layout:
+
+    sandbox/     where student code runs, and nothing is decided (zygote, jail, worker)
+    judge/       where verdicts are decided, and no student code runs (sandboxes, lending, session)
+    wire         the plain data the two exchange
 
 scripts/student.py and scripts/grade.py are the command lines (make class, make grade).
 """

@@ -5,6 +5,7 @@ environment of a few fixed variables, before the grader has read any submission 
 sandbox it forks can find a student's work, a check, an answer or a secret of the grader's in
 its memory or its environment.
 """
+import fcntl
 import itertools
 import json
 import os
@@ -91,10 +92,31 @@ class Sandbox:
         self.sock.close()
 
 
+UID_BLOCK = 100_000   # uids one grading run may hand out
+UID_BLOCKS = 200      # blocks from jail.FIRST_UID up: below 2**31
+
+
+def reserve_uids():
+    """A block of uids no other grading run on this machine uses while this one runs: an flock
+    held on the block's file for as long as the grader lives. Returns (first uid, the lock)."""
+    folder = Path("/run/lock" if os.path.isdir("/run/lock") else tempfile.gettempdir()) / "workbook-grader"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for block in range(UID_BLOCKS):
+        lock = open(folder / f"uids-{block}.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            continue
+        return jail.FIRST_UID + block * UID_BLOCK, lock
+    raise SandboxError(f"{UID_BLOCKS} grading runs hold every block of sandbox users")
+
+
 class Sandboxes:
     def __init__(self, isolation, limits):
         self.isolation, self.limits = isolation, limits
-        self.uids = itertools.count(jail.FIRST_UID)
+        self.first_uid, self.uid_lock = reserve_uids()
+        self.uids = itertools.count(self.first_uid)
         self.lock = threading.Lock()
         self.root = tempfile.mkdtemp(prefix="workbook-jail-") if isolation.complete else None
         self.log = tempfile.NamedTemporaryFile(prefix="workbook-zygote-", suffix=".log")
@@ -150,7 +172,8 @@ class Sandboxes:
             self.channel.send(json.dumps({"op": "finish"}).encode())
             said = self.receive()
         self.end()
-        left = len(jail.processes_of(range(jail.FIRST_UID, next(self.uids)))) if os.geteuid() == 0 else 0
+        left = len(jail.processes_of(range(self.first_uid, next(self.uids)))) if os.geteuid() == 0 else 0
+        self.uid_lock.close()
         return max(left, said.get("left", 0))
 
     def end(self):

@@ -309,14 +309,28 @@ class Worker:
             wire.send(self.sock, answer)
 
 
+class NoOutputs(dict):
+    """IPython 9's history keeps every line a cell prints (run_cell tees stdout and stderr into
+    history_manager.outputs, even with the history turned off), so a cell that prints without
+    end fills the memory. Here nothing is kept."""
+
+    def __contains__(self, key):
+        return False
+
+    def __getitem__(self, key):
+        return []
+
+
 def make_shell():
     """An IPython shell: the cell semantics of a Jupyter kernel, without a kernel's start-up.
-    Only plain text is formatted, tracebacks are not drawn, figures are closed after each cell."""
+    Only plain text is formatted, tracebacks are not drawn, figures are closed after each cell,
+    and no printed output is kept."""
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
     config = Config()
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
+    shell.history_manager.outputs = NoOutputs()
     shell.display_formatter.active_types = ["text/plain"]
     shell.showtraceback = lambda *args, **kwargs: None
     shell.showsyntaxerror = lambda *args, **kwargs: None
