@@ -41,7 +41,7 @@ author: venv
 COLOR = auto
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --color=$(COLOR)
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
@@ -168,10 +168,20 @@ bench-peers: venv
 # the copy survives a second make lab, a changed chapter and make lab-update, and make test's
 # command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
 # html: the static edition, readable offline, in build/html/.
-.PHONY: test-browser html
+.PHONY: test-browser html test-a11y
 test-browser: venv
 	@scripts/install-browser
 	$(PY) -m pytest browser -q
+
+# WCAG 2.0/2.1 A and AA (docs/instructors.md, "Accessibility"): axe-core from npm, pinned in
+# a11y/package-lock.json (scripts/install-axe puts it in build/axe), in the same Chromium, on
+# every page of the HTML edition (0 violations) and on what the learner's JupyterLab shows for
+# chapter 5 (0 in the workbook's own outputs, widget and settings; JupyterLab's own are listed).
+# Reports in build/a11y/ (a few minutes).
+test-a11y: venv
+	@scripts/install-browser
+	@scripts/install-axe
+	$(PY) -m pytest a11y -q
 
 html: venv
 	$(PY) scripts/html_edition.py build/html

@@ -456,13 +456,16 @@ IDENTITY = r"([a-z][a-z0-9-]*) / ([a-z]+) / ([a-z][a-z0-9-]*)"
 
 def read_explorer(explorer):
     return explorer.evaluate("""root => {
-        const html = root.querySelector('.widget-html-content');
         const rows = table => [...table.querySelectorAll('tbody tr')]
             .map(tr => [...tr.cells].map(td => td.textContent));
-        const tables = [...html.querySelectorAll('table')].map(rows);
-        return {header: html.querySelector('b').textContent, gets: tables[0],
-                rows: tables[1], image: root.querySelector('img').src,
-                slider: root.querySelector('.widget-readout')?.textContent.trim()};
+        const tables = [...root.querySelectorAll('.workbook-explorer-tables table')].map(rows);
+        return {header: root.querySelector('.workbook-explorer-status b').textContent,
+                gets: tables[0], rows: tables[1],
+                image: root.querySelector('img.workbook-explorer-picture').src,
+                slider: root.querySelector('.workbook-explorer-readout')?.textContent.trim(),
+                spoken: root.querySelector('[role=status][aria-live=polite]').textContent,
+                valuetext: root.querySelector('input[type=range]').getAttribute('aria-valuetext'),
+                alt: root.querySelector('img.workbook-explorer-picture').alt};
     }""")
 
 
@@ -497,10 +500,11 @@ def answer(db, path, now, operation):
 
 def step_to(explorer, key, step, image=None):
     """Press a key on the slider; wait until the state and the picture show ``step``."""
-    explorer.locator(".noUi-handle").press(key)
+    explorer.get_by_role("slider", name="step").press(key)
     explorer.page.wait_for_function(
-        "([root, step, image]) => root.querySelector('.widget-html-content b')"
-        ".textContent.startsWith(`step ${step} of`) && root.querySelector('img').src != image",
+        "([root, step, image]) => root.querySelector('.workbook-explorer-status b')"
+        ".textContent.startsWith(`step ${step} of`)"
+        " && root.querySelector('img.workbook-explorer-picture').src != image",
         arg=[explorer.element_handle(), step, image], timeout=WAIT)
     return read_explorer(explorer)
 
@@ -511,7 +515,7 @@ def check_explorer(explorer, folder):
     db = connect(path)
     images = set()
     try:
-        explorer.locator(".noUi-handle").focus()
+        explorer.get_by_role("slider", name="step").focus()
         shown = step_to(explorer, "Home", 1)
         last = int(HEADER.fullmatch(shown["header"])[2])
         for step in range(1, last + 1):
@@ -519,6 +523,13 @@ def check_explorer(explorer, folder):
                 shown = step_to(explorer, "ArrowRight", step, shown["image"])
             at, _, now, operation, outcome = HEADER.fullmatch(shown["header"]).groups()
             assert shown["slider"] == str(step)  # the slider counts as the header does
+            # what a screen reader hears: the slider's value text, the live region (the header
+            # and what get returned) and the picture's alt
+            assert shown["valuetext"] == f"step {step} of {last}"
+            assert shown["spoken"].startswith(shown["header"] + ". get returns: ")
+            assert all(f"{identity} {returns}" in shown["spoken"]
+                       for identity, returns, _ in shown["gets"])
+            assert f"cursor at step {step} of {last}" in shown["alt"]
             now = int(now)
             db, said = answer(db, path, now, operation)
             assert (int(at), said) == (step, outcome), shown["header"]

@@ -37,8 +37,10 @@ def static_outputs(nb):
 
     The widget view needs the widget manager's JavaScript, so it is dropped with the saved
     widget state (make notebooks already drops both from the stored chapters). What remains of
-    the output (text, HTML, a PNG) is shown; an output that holds both HTML and a PNG (an
-    explorer's fallback) is split in two so that both appear, HTML first.
+    the output (text, HTML, a PNG) is shown. A described figure's HTML already holds its
+    picture, with its alt and description (workbook.figures); an output whose HTML has no
+    picture but that also holds a PNG is split in two so that both appear, HTML first, the
+    PNG keeping its metadata (and so its alt).
     """
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
@@ -47,9 +49,10 @@ def static_outputs(nb):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             data.pop(WIDGET, None)
-            if "text/html" in data and "image/png" in data:
+            if "text/html" in data and "image/png" in data and "<img" not in data["text/html"]:
                 picture = copy.deepcopy(output)
                 picture.data = {"image/png": data.pop("image/png"), "text/plain": "picture"}
+                picture.metadata = copy.deepcopy(output.get("metadata", {}))
                 picture.pop("execution_count", None)
                 picture.output_type = "display_data"
                 outputs += [output, picture]

@@ -97,7 +97,7 @@ def test_every_job_of_every_workflow_caches_the_pinned_downloads_under_a_key_of_
             assert "hashFiles('requirements.txt')" in key and job["env"]["UV_CACHE_DIR"] in cache["with"]["path"].split()
             assert cache["with"]["restore-keys"] == key.split("${{ hashFiles")[0]
             keys.append(key.replace("${{ github.job }}", name))
-    assert len(keys) == len(set(keys)) == 4, keys
+    assert len(keys) == len(set(keys)) == 5, keys  # test, grader, browser, a11y; grading
 
 
 def test_the_workflow_runs_exactly_the_readmes_test_commands():

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest
+import traitlets
 
 from workbook.explorer import CURSOR_LEAD, CURSOR_WIDTH, FUTURE_ALPHA, Explorer, State, explore, state_at
 from workbook.store import Conflict, connect, forget, get, purge, put
@@ -72,18 +73,20 @@ def shown_rows(state):
 def test_every_slider_position_shows_what_the_store_says(make, tmp_path):
     run = observe(make())
     explorer = explore(run)
-    assert (explorer.slider.min, explorer.slider.max) == (1, len(run.operations))
+    assert (explorer.step, explorer.steps) == (1, len(run.operations))
     expected = list(replay(run.operations, tmp_path))
     images = set()
     # forwards, then backwards: the callback must not depend on where the slider came from
     orders = list(range(len(run.operations)))
     for order in orders + orders[::-1]:
-        explorer.slider.value = order + 1  # the slider counts steps from 1
+        explorer.step = order + 1  # the slider counts steps from 1
         state = explorer.state
         assert explorer.order == order and state.step == order + 1
         time, gets, rows = expected[order]
         assert state == state_at(run, order)
-        assert explorer.table.value == state.to_html()
+        assert (explorer.header, explorer.tables) == (state.header(), state.tables_html())
+        assert state.to_html() == f"<div><p style=\"margin:0 0 6px 0\"><b>{state.header()}</b></p>" \
+            f"{state.tables_html()}</div>"
         assert state.time == time and state.order == order
         assert shown_gets(state) == {name: None if record is None
                                      else (record["revision"], record["expires"])
@@ -92,7 +95,7 @@ def test_every_slider_position_shows_what_the_store_says(make, tmp_path):
         for identity, _, _, visible in state.rows.itertuples(index=False):
             record = gets[tuple(identity.split(" / "))]
             assert visible == ("hidden" if record is None else "visible")
-        images.add(explorer.image.value)
+        images.add(explorer.picture)
     assert len(images) == len(orders)  # the cursor moved on the picture at every step
 
 
@@ -116,7 +119,7 @@ def test_clock_pass_is_named_and_the_cursor_follows_it():
     explorer = explore(run)
     numbers = passes(run)
     for order in range(len(run.operations)):
-        explorer.slider.value = order + 1
+        explorer.step = order + 1
         bands = [patch for patch in explorer.cursor.figure.findobj(matplotlib.patches.Rectangle)
                  if (patch.get_gid() or "").startswith("cursor_")]
         assert len(bands) == 2  # one per clock pass
@@ -133,7 +136,7 @@ def test_the_current_operation_is_enlarged_and_the_others_are_not():
     run = observe(demo_scenario())
     explorer = explore(run)
     for order in (0, 6, 11):
-        explorer.slider.value = order + 1
+        explorer.step = order + 1
         for at, found in explorer.cursor.markers.items():
             for line, size, width in found:
                 if line.get_marker() in ("None", None, ""):
@@ -146,7 +149,7 @@ def test_the_current_operation_is_enlarged_and_the_others_are_not():
 def test_static_fallback_is_deterministic_and_holds_no_ids():
     first = explore(observe(late_purge_scenario()), order=3)
     again = explore(late_purge_scenario(), order=3)  # a scenario is observed first
-    one, two = first._repr_mimebundle_(), again._repr_mimebundle_()
+    (one, _), (two, _) = first._repr_mimebundle_(), again._repr_mimebundle_()
     assert set(one) == {"text/plain", "text/html", "image/png",
                         "application/vnd.jupyter.widget-view+json"}
     for mime in ("text/plain", "text/html", "image/png"):
@@ -167,7 +170,7 @@ def test_no_fact_text_anywhere():
     for order in range(len(run.operations)):
         state = state_at(run, order)
         assert FACT_TEXT not in state.to_text() + state.to_html()
-    bundle = explore(run)._repr_mimebundle_()
+    bundle, _ = explore(run)._repr_mimebundle_()
     assert FACT_TEXT not in bundle["text/plain"] + bundle["text/html"]
 
 
@@ -175,8 +178,55 @@ def test_the_widget_is_what_the_browser_test_looks_for():
     explorer = explore(demo_scenario())
     assert isinstance(explorer, Explorer)
     assert "workbook-explorer" in explorer._dom_classes
-    assert explorer.children == (explorer.slider, explorer.table, explorer.image)
-    assert explorer.slider.description == "step"
+    # a labelled range input the keyboard moves, and a live region read at every step
+    for part in ('type: "range"', 'label.textContent = "step"', 'label.htmlFor = id',
+                 '"role", "status"', '"aria-live", "polite"', '"aria-atomic", "true"',
+                 '"aria-valuetext", `step ${step} of ${steps}`', 'picture, "alt"',
+                 'model.set("step"', "model.save_changes()",
+                 '"data-lm-suppress-shortcuts", "true"'):
+        assert part in explorer._esm, part
+    assert (explorer.step, explorer.steps) == (1, 13)
+
+
+def test_every_step_is_announced_with_what_get_returned():
+    run = observe(demo_scenario())
+    explorer = explore(run)
+    said = set()
+    for order in range(len(run.operations)):
+        explorer.step = order + 1
+        state = explorer.state
+        spoken = explorer.header + explorer.announcement  # the live region's whole text
+        assert spoken.startswith(f"step {order + 1} of 13 · now = {state.time} · ")
+        for name, returns in zip(state.gets["identity"], state.gets["returns"]):
+            assert f"{name} {returns}" in explorer.announcement
+        assert f"records holds {len(state.rows)} row" in explorer.announcement \
+            or "records holds no rows" in explorer.announcement
+        assert f"step {order + 1} of 13" in explorer.alt
+        said.add(spoken)
+    assert len(said) == len(run.operations)
+    explorer.step = 11
+    assert explorer.announcement == (
+        ". get returns: orchard / checkpoint / run-a revision 3; orchard / fact / preference "
+        "None; harbour / fact / preference None. records holds 2 rows: orchard / checkpoint / "
+        "run-a revision 3, expires 162, visible to get; orchard / fact / preference revision 4, "
+        "expires 108, hidden from get.")
+    with pytest.raises(traitlets.TraitError, match="step must be from 1 to 13"):
+        explorer.step = 14
+    assert explorer.step == 11
+
+
+def test_the_picture_has_its_alt_and_the_timelines_description():
+    run = observe(late_purge_scenario())
+    explorer = explore(run, step=3)
+    assert explorer.alt.startswith("The timeline “Present in records vs visible to get” with "
+                                   "the cursor at step 3 of 6, now = 108: get orchard / fact / "
+                                   "preference → None.")
+    assert explorer.description == explorer.cursor.figure.description.to_html()
+    assert "hidden but present from 108 until 115" in explorer.description
+    data, metadata = explorer._repr_mimebundle_()
+    assert metadata["image/png"]["alt"] == explorer.alt
+    assert f'alt="{explorer.alt}"' in data["text/html"]
+    assert f'src="data:image/png;base64,{data["image/png"]}"' in data["text/html"]
 
 
 def test_state_at_refuses_an_order_outside_the_run():
@@ -208,7 +258,7 @@ def test_the_cursor_moves_for_every_step_even_within_one_tick():
     assert len(at_108) == 3
     places = []
     for order in at_108:
-        explorer.slider.value = order + 1
+        explorer.step = order + 1
         band = next(p for p in explorer.cursor.bands if p.get_visible())
         places.append((band.get_x(), band.get_width()))
     lefts = [left for left, _ in places]
@@ -223,7 +273,7 @@ def test_what_has_not_happened_yet_is_dimmed():
     explorer = explore(run)
     numbers = passes(run)
     for order in range(len(run.operations)):
-        explorer.slider.value = order + 1
+        explorer.step = order + 1
         band = next(p for p in explorer.cursor.bands if p.get_visible())
         for number, (ax, veil) in enumerate(zip(explorer.cursor.axes, explorer.cursor.veils), 1):
             low, high = ax.get_xlim()
@@ -245,7 +295,7 @@ def test_nothing_that_has_happened_is_veiled():
     run = observe(demo_scenario())
     explorer = explore(run)
     for order in range(len(run.operations)):
-        explorer.slider.value = order + 1
+        explorer.step = order + 1
         veil = next(v for v in explorer.cursor.veils if v.get_visible())
         for at, found in explorer.cursor.markers.items():
             if at <= order:
@@ -256,7 +306,7 @@ def test_nothing_that_has_happened_is_veiled():
 def test_step_counts_from_one_as_the_slider_does():
     run = observe(late_purge_scenario())
     assert explore(run, step=4).state == explore(run, order=3).state
-    assert explore(run, step=4).slider.value == 4
+    assert explore(run, step=4).step == 4
     last = len(run.operations)
     assert explore(run, step=last).state.order == last - 1
     for wrong in (0, last + 1, 2.0, True, "4"):

@@ -64,6 +64,10 @@ def expected_images(nb):
     return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
+def nb_of(path):
+    return nbformat.read(path, as_version=4)
+
+
 def test_index_links_every_chapter(built):
     index = soup_of(built / "index.html")
     links = [a["href"] for a in index.find_all("a")]
@@ -107,14 +111,15 @@ def test_links_become_text_and_widgets_their_static_fallback(tmp_path):
     from workbook.explorer import explore
     from workbook.timeline import late_purge_scenario
 
-    bundle = explore(late_purge_scenario(), order=2)._repr_mimebundle_()
+    bundle, metadata = explore(late_purge_scenario(), order=2)._repr_mimebundle_()
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Chapter 7 · Links\n\nSee [SQLite's docs]"
                                       "(https://sqlite.org/lang.html) and "
                                       "<https://example.org/x>. [Back](#Links)."),
         nbformat.v4.new_code_cell("explore(late_purge_scenario(), order=2)", execution_count=1,
-                                  outputs=[nbformat.v4.new_output("display_data", data=bundle)]),
+                                  outputs=[nbformat.v4.new_output("display_data", data=bundle,
+                                                                  metadata=metadata)]),
     ]
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     notebooks = tmp_path / "notebooks"
@@ -141,3 +146,65 @@ def test_a_remote_image_stops_the_build(tmp_path):
     nbformat.write(nb, tmp_path / "08-remote.ipynb")
     with pytest.raises(ValueError, match="would load https://example.org/a.png"):
         html_edition.build(tmp_path / "out", tmp_path)
+
+
+# ---------------------------------------------------------------- WCAG 2.1 AA (make test-a11y runs axe)
+
+def test_every_picture_has_a_real_alt_and_its_description_after_it(built):
+    from workbook.figures import PLACEHOLDER
+
+    for notebook in CHAPTERS:
+        page = soup_of(built / f"{notebook.stem}.html")
+        for img in page.find_all("img"):
+            alt = img.get("alt", "")
+            assert alt.strip() and alt != PLACEHOLDER, (notebook.stem, alt[:60])
+        figures = [img for img in page.find_all("img") if img.find_parent(class_="workbook-figure")]
+        assert len(figures) == expected_images(nb := nbformat.read(notebook, as_version=4)), \
+            notebook.stem
+        for img in figures:
+            details = img.find_next_sibling("details")
+            assert details is not None and details.summary.get_text().startswith(
+                "Text description of the figure"), notebook.stem
+        assert nb is not None
+
+
+def test_a_picture_alone_takes_its_alt_from_the_outputs_metadata(tmp_path):
+    import base64
+
+    from matplotlib.figure import Figure
+    from workbook.figures import png_bytes
+
+    figure = Figure(figsize=(2, 1))
+    figure.subplots().plot([1, 2])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Chapter 9 · Alone"),
+                nbformat.v4.new_code_cell("picture()", execution_count=1, outputs=[
+                    nbformat.v4.new_output("display_data", data={
+                        "image/png": base64.b64encode(png_bytes(figure)).decode()},
+                        metadata={"image/png": {"alt": "A line rising from 1 to 2."}})])]
+    nbformat.write(nb, tmp_path / "09-alone.ipynb")
+    html_edition.build(tmp_path / "out", tmp_path)
+    [img] = soup_of(tmp_path / "out" / "09-alone.html").find_all("img")
+    assert img["alt"] == "A line rising from 1 to 2."
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_language_headings_and_table_headers(built, notebook):
+    page = soup_of(built / f"{notebook.stem}.html")
+    assert page.html["lang"] == "en"
+    # the edition adds no heading and keeps the chapter's levels as its markdown writes them
+    levels = [int(h.name[1]) for h in page.find_all(re.compile(r"^h[1-6]$"))]
+    written = [len(m) for cell in nb_of(notebook).cells if cell.cell_type == "markdown"
+               for m in re.findall(r"^(#{1,6})\s", cell.source, re.M)]
+    assert levels == written and levels.count(1) == 1 and levels[0] == 1, (levels, written)
+    for table in page.find_all("table"):
+        assert table.find("th") is not None, str(table)[:200]
+
+
+def test_the_editions_colours_override_the_themes(built):
+    text = (built / "04-deletion.html").read_text(encoding="utf-8")
+    theme = text.index("--jp-cell-prompt-not-active-opacity: 0.5")
+    ours = text.index("--jp-cell-prompt-not-active-opacity: 1")
+    assert theme < ours  # the later :root rule wins
+    for name in ("comment", "number", "operator"):
+        assert f"--jp-mirror-editor-{name}-color: #" in text[ours:]

@@ -38,6 +38,7 @@ def course(tmp_path_factory):
         shutil.copy(ROOT / name, tree / name)
     (tree / "notebooks").mkdir()
     (tree / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "nbval_sanitize.cfg", tree / "tests")  # make test's command names it
     # the guide's example: Cell 1 stored "stored before" and now prints "computed now"
     notebook(tree / "notebooks" / "course.ipynb", ("x = 1", None), ('print("computed now")', "stored before\n"))
     # a long output with one line changed, and a cell that raises (the kernel colours its traceback)

@@ -308,3 +308,89 @@ def test_svg_is_identical_on_every_render_and_headless():
 def test_notebook_shows_the_figure_as_png():
     png = plot_timeline(observe(late_purge_scenario()))._repr_png_()
     assert png.startswith(b"\x89PNG")
+
+
+# ---------------------------------------------------------------- the picture in words
+
+EVENT_WORDS = {"write": "put writes revision", "rejected-write": "put raises",
+               "read": "get returns revision", "read-none": "get returns None",
+               "purge": "purge orchard", "forget": "forget revision"}
+BAND_WORDS = {"present": "present in records", "visible": "visible to get",
+              "hidden": "hidden but present"}
+
+
+def event_rows(description):
+    """{lane: [(tick, step, what)]} from the description's event tables."""
+    from workbook.figures import Table
+    return {part.caption.removeprefix("Events on "): list(part.rows)
+            for part in description.parts if isinstance(part, Table)}
+
+
+@pytest.mark.parametrize("make", SCENARIOS)
+def test_the_description_says_what_the_picture_draws(make):
+    run = observe(make())
+    fig = plot_timeline(run, title="A title")
+    description = fig.description
+    text = description.to_text()
+    events = event_rows(description)
+    lanes = list(dict.fromkeys(zip(run.frame["tenant"], run.frame["kind"], run.frame["key"])))
+    assert list(events) == [" / ".join(name) for name in lanes if
+                            any(parts[1:4] == list(name) for _, parts in marker_lines(fig))]
+    # every band of every lane, with its ticks
+    for span in intervals(run).itertuples(index=False):
+        lane_text = next(p for p in description.parts if isinstance(p, str)
+                         and p.startswith(f"Lane {span.tenant} / {span.kind} / {span.key}:"))
+        assert f"{BAND_WORDS[span.band]} from {span.start} until {span.end}" in lane_text
+    # every marker drawn is an event row at its tick (and its step, for an operation)
+    times = run.frame.groupby(level="order")["time"].first()
+    for line, parts in marker_lines(fig):
+        if parts[0] in ("reopen", "clock"):
+            order = int(parts[1])
+            for rows in events.values():
+                assert any(step == str(order + 1) for _, step, _ in rows)
+        elif parts[0] == "expiry":
+            _, tenant, kind, key, _, end = parts
+            assert (end, "", "deadline (expires): get returns None from this tick on") in \
+                events[f"{tenant} / {kind} / {key}"]
+        else:
+            kind_of_marker, tenant, kind, key, order = parts
+            [(tick, what)] = [(tick, what) for tick, step, what in events[f"{tenant} / {kind} / {key}"]
+                              if step == str(int(order) + 1)]
+            assert tick == str(times[int(order)]) and what.startswith(EVENT_WORDS[kind_of_marker])
+    drawn = sum(1 for _, parts in marker_lines(fig) if parts[0] not in ("reopen", "clock"))
+    lines = sum(1 for _, parts in marker_lines(fig) if parts[0] in ("reopen", "clock"))
+    assert sum(len(rows) for rows in events.values()) == drawn + lines * len(events)
+    assert description.alt.startswith("Timeline “A title”, ticks ")
+    assert all(" / ".join(name) in description.alt for name in lanes)
+    assert FACT_TEXT not in text
+
+
+def test_the_demo_description_tells_the_story():
+    description = plot_timeline(observe(demo_scenario()), title="The demonstration").description
+    text = description.to_text()
+    assert description.alt == (
+        "Timeline “The demonstration”, ticks 100 to 108: orchard / checkpoint / run-a present "
+        "100 to 108, visible 100 to 108; orchard / fact / preference present 103 to 108, visible "
+        "103 to 108; harbour / fact / preference never present. The full description follows "
+        "the figure.")
+    assert "Across every lane: at step 3, the file is closed and reopened." in text
+    assert "108         deadline (expires): get returns None from this tick on" in text
+    assert "108   11    get returns None, although the row is still present" in text
+    assert "108   12    purge orchard removes this row" in text
+    assert "108   12    purge orchard keeps this row (its deadline has not come)" in text
+    assert "Lane harbour / fact / preference: never present in records" in text
+
+
+def test_a_described_figure_is_shown_with_its_alt_description_and_picture():
+    import base64
+    fig = plot_timeline(observe(late_purge_scenario()), title="Late")
+    data, metadata = fig._repr_mimebundle_()
+    alt = fig.description.alt
+    assert metadata == {"image/png": {"alt": alt}}  # IPython's place; nbconvert reads it
+    assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG")
+    html = data["text/html"]
+    assert f'<img src="data:image/png;base64,{data["image/png"]}" alt="{alt}"' in html
+    assert "<details" in html and "<summary>Text description of the figure “Late”</summary>" in html
+    assert "hidden but present from 108 until 115, when purge removes the row" in html
+    assert data["text/plain"] == fig.description.to_text() == repr(fig)
+    assert "<th scope=\"col\"" in html and "<caption" in html

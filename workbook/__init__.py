@@ -5,7 +5,8 @@ Modules:
 - `workbook.exercises.checks.ch6`: Checks of chapter 6's exercises: a test that kills a broken store and passes on correct ones.
 - `workbook.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 - `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
-- `workbook.timeline`: Watch the store over time: present rows, visible records and the gap between."""
+- `workbook.figures`: A figure with its text alternative: the picture, a short ``alt`` and the full description.
+- `workbook.timeline.description`: The timeline in words: what a reader who cannot see the picture needs from it."""
 
 __version__ = "0.1.0"
 

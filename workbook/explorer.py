@@ -18,15 +18,22 @@ tick with no operation was never observed, and when the clock moves
 backwards a tick comes round twice. The header always says which tick
 ``now`` is.
 
+In JupyterLab the widget is an anywidget: a labelled range input that the
+keyboard moves (its value text says "step 3 of 7"), a live region that screen
+readers announce at every step (the header line and what ``get`` returned for
+each identity), the two tables, the picture with its alt text, and the
+timeline's full description (``workbook.timeline.describe_timeline``).
+
 Everything shown comes from ``workbook.timeline.observe``: ``run.records``
 (what ``get`` returned) and ``run.frame`` (what ``records`` held). Nothing
 here recomputes visibility. ``state_at(run, order)`` is the pure function
 behind the widget; tests and a static render use it directly.
 
-A stored notebook keeps the widget's first state as plain text, an HTML
-table and a PNG image, so the page still says something where no kernel
-runs (nbval compares the text and the HTML, which never hold a memory
-address or a random id).
+A stored notebook keeps the widget's first state as plain text, HTML tables
+and the picture (with its alt and description, as ``workbook.figures`` stores
+every figure), so the page still says something where no kernel runs (nbval
+compares the text and the HTML, which never hold a memory address or a
+random id).
 """
 
 import base64
@@ -34,11 +41,13 @@ import numbers
 from dataclasses import dataclass
 from html import escape
 
-import ipywidgets as widgets
+import anywidget
 import pandas as pd
+import traitlets
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from workbook.figures import Description, bundle
 from workbook.timeline import LINES, MARKERS, Run, lane, observe, passes, plot_timeline, png_bytes
 
 CURSOR = "#F0E442"  # Okabe-Ito yellow: the one colour the timeline does not use
@@ -100,7 +109,14 @@ class State:
         return "\n".join(lines)
 
     def to_html(self):
-        """Two tables side by side, with inline styles only (no classes, scripts or ids)."""
+        """The header, then two tables side by side, with inline styles only (no classes,
+        scripts or ids)."""
+        return ("<div>"
+                f"<p style=\"margin:0 0 6px 0\"><b>{escape(self.header())}</b></p>"
+                f"{self.tables_html()}</div>")
+
+    def tables_html(self):
+        """The two tables side by side, and a note on what hidden means when a row is."""
         gets = table(
             f"get(tenant, kind, key, now={self.time}) returns",
             ["identity", "returns", "expires"],
@@ -117,10 +133,8 @@ class State:
         note = ("<p style=\"margin:4px 0 0 0\"><b>hidden</b>: the row is still in "
                 "<code>records</code>, but <code>now</code> has reached its deadline "
                 "(<code>expires</code>), so <code>get</code> returns None.</p>" if hidden else "")
-        return ("<div>"
-                f"<p style=\"margin:0 0 6px 0\"><b>{escape(self.header())}</b></p>"
-                "<div style=\"display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start\">"
-                f"{gets}{rows}</div>{note}</div>")
+        return ("<div style=\"display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start\">"
+                f"{gets}{rows}</div>{note}")
 
 
 CELL = "text-align:left;padding:2px 10px;border-bottom:1px solid #ccc"
@@ -128,7 +142,7 @@ CELL = "text-align:left;padding:2px 10px;border-bottom:1px solid #ccc"
 
 def table(caption, columns, rows, empty=None):
     """A small HTML table with a caption; ``empty`` fills a table with no rows."""
-    head = "".join(f"<th style=\"{CELL}\">{escape(column)}</th>" for column in columns)
+    head = "".join(f"<th scope=\"col\" style=\"{CELL}\">{escape(column)}</th>" for column in columns)
     body = "".join("<tr>" + "".join(f"<td style=\"{CELL}\">{escape(str(value))}</td>"
                                     for value in row) + "</tr>" for row in rows)
     if not rows and empty:
@@ -256,51 +270,179 @@ class Cursor:
 
 # ---------------------------------------------------------------- the widget
 
-class Explorer(widgets.VBox):
+# The front end (anywidget runs it in JupyterLab): a labelled native range input, which the
+# keyboard moves (arrows, Home, End, Page Up and Down) and whose value text says "step N of M";
+# a live region (role="status") that screen readers announce at every step: the header line and
+# what get returned; the two tables; the picture with its alt; the timeline's description.
+# Everything shown comes from the kernel's traits; the front end computes nothing.
+ESM = """
+const FIELDS = ["step", "steps", "header", "announcement", "tables", "picture", "alt",
+                "description"];
+
+function render({ model, el }) {
+  const id = `workbook-explorer-${Math.random().toString(36).slice(2)}`;
+  const control = document.createElement("div");
+  control.className = "workbook-explorer-control";
+  const label = document.createElement("label");
+  label.htmlFor = id;
+  label.textContent = "step";
+  const input = document.createElement("input");
+  Object.assign(input, { type: "range", id, min: "1", step: "1" });
+  // JupyterLab's own way to leave a control its keys: no notebook shortcut (the arrows move
+  // between cells) runs while the slider has the focus.
+  input.setAttribute("data-lm-suppress-shortcuts", "true");
+  const readout = document.createElement("output");
+  readout.className = "workbook-explorer-readout";
+  readout.htmlFor = id;
+  control.append(label, input, readout);
+  const status = document.createElement("p");
+  status.className = "workbook-explorer-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  status.setAttribute("aria-atomic", "true");
+  const header = document.createElement("b");
+  const spoken = document.createElement("span");
+  spoken.className = "workbook-sr-only";
+  status.append(header, spoken);
+  const tables = document.createElement("div");
+  tables.className = "workbook-explorer-tables";
+  const picture = document.createElement("img");
+  picture.className = "workbook-explorer-picture";
+  const description = document.createElement("div");
+  description.className = "workbook-explorer-description";
+  el.append(control, status, tables, picture, description);
+
+  const put = (node, key, value) => { if (node[key] !== value) node[key] = value; };
+  const show = () => {
+    const step = model.get("step"), steps = model.get("steps");
+    put(input, "max", String(steps));
+    put(input, "value", String(step));
+    input.setAttribute("aria-valuetext", `step ${step} of ${steps}`);
+    put(readout, "textContent", String(step));
+    put(header, "textContent", model.get("header"));
+    put(spoken, "textContent", model.get("announcement"));
+    put(tables, "innerHTML", model.get("tables"));
+    put(picture, "src", `data:image/png;base64,${model.get("picture")}`);
+    put(picture, "alt", model.get("alt"));
+    put(description, "innerHTML", model.get("description"));
+  };
+  input.addEventListener("input", () => {
+    model.set("step", Number(input.value));
+    model.save_changes();
+  });
+  for (const name of FIELDS) model.on(`change:${name}`, show);
+  show();
+  return () => { for (const name of FIELDS) model.off(`change:${name}`, show); };
+}
+
+export default { render };
+"""
+
+CSS = """
+.workbook-explorer .workbook-explorer-control { display: flex; align-items: center; gap: 10px;
+  max-width: 640px; }
+.workbook-explorer .workbook-explorer-control input { flex: 1; }
+.workbook-explorer .workbook-explorer-status { margin: 6px 0; }
+.workbook-explorer .workbook-explorer-picture { max-width: 100%; height: auto; }
+.workbook-explorer .workbook-sr-only { position: absolute; width: 1px; height: 1px;
+  overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
+"""
+
+
+def announcement(state):
+    """What a screen reader says at a step: what get returned, and what records holds.
+
+    The header line is shown beside it; together they are the live region's text."""
+    gets = "; ".join(f"{name} {returns}" for name, returns in
+                     zip(state.gets["identity"], state.gets["returns"]))
+    if state.rows.empty:
+        rows = "records holds no rows"
+    else:
+        rows = f"records holds {len(state.rows)} {'row' if len(state.rows) == 1 else 'rows'}: " + \
+            "; ".join(f"{name} revision {revision}, expires {expires}, {"visible to" if shown == "visible" else "hidden from"} get"
+                      for name, revision, expires, shown in state.rows.itertuples(index=False))
+    return f". get returns: {gets}. {rows}."
+
+
+class Explorer(anywidget.AnyWidget):
     """The explorer: a slider over the operations, the state, and the picture.
 
-    ``slider`` moves it; ``state`` is what it shows (``state_at(run, slider.value)``),
-    ``table`` the HTML widget showing ``state.to_html()``, ``image`` the picture.
+    ``step`` (counted from 1) moves it; ``state`` is what it shows
+    (``state_at(run, step - 1)``). The other traits are what the front end shows:
+    ``header`` and ``announcement`` (the live region), ``tables`` (``state.to_html()``'s
+    tables), ``picture`` (the PNG, base64) with its ``alt``, and ``description``, the
+    timeline's text alternative.
     """
+    _esm = ESM
+    _css = CSS
+    step = traitlets.Int(1).tag(sync=True)
+    steps = traitlets.Int(1).tag(sync=True)
+    header = traitlets.Unicode().tag(sync=True)
+    announcement = traitlets.Unicode().tag(sync=True)
+    tables = traitlets.Unicode().tag(sync=True)
+    picture = traitlets.Unicode().tag(sync=True)
+    alt = traitlets.Unicode().tag(sync=True)
+    description = traitlets.Unicode().tag(sync=True)
 
     def __init__(self, run, order=0, title="Present in records vs visible to get"):
         self.run = run
+        self.title = title
         self.cursor = Cursor(run, title)
-        steps = len(run.operations)
-        self.slider = widgets.IntSlider(
-            value=order + 1, min=1, max=steps, step=1, description="step",
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="min(100%, 640px)"))
-        self.table = widgets.HTML()
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
-        super().__init__([self.slider, self.table, self.image])
-        self.add_class("workbook-explorer")
         self.state = None
-        self.slider.observe(self.show, names="value")
+        super().__init__(steps=len(run.operations), step=order + 1)
+        self.add_class("workbook-explorer")
         self.show()
+
+    @traitlets.validate("step")
+    def _valid_step(self, proposal):
+        value, steps = proposal["value"], self.steps
+        if not 1 <= value <= max(steps, 1):
+            raise traitlets.TraitError(f"step must be from 1 to {steps}, got {value}")
+        return value
+
+    @traitlets.observe("step")
+    def _moved(self, change):
+        if self.state is not None:
+            self.show()
 
     @property
     def order(self):
         """The operation the slider is on, as an index of ``run.frame`` (step - 1)."""
-        return self.slider.value - 1
+        return self.step - 1
+
+    def picture_alt(self):
+        state = self.state
+        return (f"The timeline “{self.title}” with the cursor at step {state.step} of "
+                f"{state.last + 1}, now = {state.time}: {state.operation} → {state.outcome}. "
+                "What is still to come is dimmed.")
 
     def show(self, change=None):
-        """The slider moved (or the widget was built): render the state at its value."""
+        """The slider moved (or the widget was built): render the state at its step."""
         self.state = state_at(self.run, self.order)
-        self.table.value = self.state.to_html()
-        self.image.value = self.cursor.png(self.order)
+        with self.hold_sync():
+            self.header = self.state.header()
+            self.announcement = announcement(self.state)
+            self.tables = self.state.tables_html()
+            self.picture = base64.b64encode(self.cursor.png(self.order)).decode("ascii")
+            self.alt = self.picture_alt()
+            self.description = self.cursor.figure.description.to_html()
 
     def __repr__(self):
-        return f"<time explorer at step {self.slider.value} of {self.slider.max}>"
+        return f"<time explorer at step {self.step} of {self.steps}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live widget, plus a static fallback: text, an HTML table and the picture."""
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        bundle["text/plain"] = self.state.to_text()
-        bundle["text/html"] = (self.state.to_html()
-                               + f"<p style=\"margin:4px 0\"><i>{escape(STATIC_NOTE)}</i></p>")
-        bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
-        return bundle
+        """The live widget, plus a static fallback: text, the HTML tables and the picture with
+        its alt and description (see ``workbook.figures``)."""
+        data, metadata = super()._repr_mimebundle_(**kwargs) or ({}, {})
+        picture = Description(self.title, self.picture_alt(),
+                              self.cursor.figure.description.parts)
+        still, still_metadata = bundle(self.cursor.png(self.order), picture)
+        data["text/plain"] = self.state.to_text()
+        data["text/html"] = (self.state.to_html()
+                             + f"<p style=\"margin:4px 0\"><i>{escape(STATIC_NOTE)}</i></p>"
+                             + still["text/html"])
+        data["image/png"] = still["image/png"]
+        return data, {**metadata, **still_metadata}
 
 
 def explore(run, order=0, title="Present in records vs visible to get", *, step=None):
