@@ -193,3 +193,27 @@ def test_isolation_required_refuses_where_it_cannot_be_had(tmp_path, monkeypatch
     (tmp_path / "class").mkdir()
     assert grade.main([str(tmp_path / "class"), "--isolation", "required"]) == 3
     assert module.isolation_here("off").mode == "none"
+
+
+def test_two_grading_runs_at_once_hand_out_users_of_their_own(sandboxes):
+    """Each run holds a block of uids: another run's end kills none of this run's sandboxes."""
+    other = Sandboxes(Isolation("none", "a second run, for the test."), Limits())
+    try:
+        assert abs(other.first_uid - sandboxes.first_uid) >= 100_000
+    finally:
+        other.finish()
+
+
+def test_what_a_killed_grader_left_is_swept_by_the_next(tmp_path, monkeypatch):
+    import subprocess
+    import tempfile
+    from classroom.judge import sandboxes as module
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    left = tmp_path / f"workbook-grader-{gone.pid}-abc"
+    (left / "jail").mkdir(parents=True)
+    alive = tmp_path / f"workbook-grader-{os.getpid()}-def"
+    alive.mkdir()
+    module.sweep()
+    assert not left.exists() and alive.exists()

@@ -363,6 +363,74 @@ def read_state(db, tenant, kind, key, now):
 }
 
 
+# Tricks of the independent attacker's report, each a hole once, now a test.
+RAISES_WHAT_THE_CHECKS_CATCH = '''def to_key(title):
+    from workbook.exercises.ch5 import SimulatedCrash
+    raise SimulatedCrash("boom")'''
+NUL_IN_A_TYPE_NAME = '''class Fact:
+    pass
+Fact.__qualname__ = "a\\x00b"
+wide_fact = Fact()'''
+A_LONG_EXCEPTION_NAME = '''class Oops(Exception):
+    pass
+Oops.__name__ = "x" * 300
+raise Oops()'''
+ROWS_WITHOUT_END = '''def last_visible(db, tenant, kind, key, start):
+    db.execute("SELECT CASE WHEN n = 1 THEN 1 ELSE (WITH RECURSIVE d(y) AS "
+               "(SELECT 1 UNION ALL SELECT y + 1 FROM d) SELECT count(*) FROM d) END "
+               "FROM (SELECT 1 AS n UNION ALL SELECT 2)").fetchall()
+    return None'''
+ROWS_TO_FILL_THE_GRADER = '''def last_visible(db, tenant, kind, key, start):
+    for _ in range(20):
+        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+                   "INSERT INTO records SELECT 'zz' || abs(random()), 'fact', x, 1, 1, "
+                   "printf('%.*c', 990000, 'x') FROM c")
+    return None'''
+A_LONG_SCENARIO = "gap_scenario = [Get(1, 'orchard', 'fact', f'k{i}') for i in range(600)]"
+COUNTS_CALLS_IN_3_1 = '''_calls = [0]
+def increment(db, now):
+    _calls[0] += 1
+    if _calls[0] in (4, 5):
+        raise Conflict("giving up where the check usually makes me")
+    while True:
+        record = get(db, "orchard", "fact", "visits", now)
+        value = record["value"]
+        value["text"] = str(int(value["text"]) + 1)
+        try:
+            return put(db, "orchard", "fact", "visits", value, record["revision"], now, 60)
+        except Conflict:
+            continue'''
+COUNTS_CALLS_IN_4_2 = '''_calls = [0]
+def forget_current(db, tenant, kind, key, now):
+    _calls[0] += 1
+    if _calls[0] % 4 == 0:
+        db.execute("DELETE FROM records WHERE 0")
+        return False
+    return db.execute("DELETE FROM records WHERE tenant=? AND kind=? AND key=? AND expires>?",
+                      (tenant, kind, key, now)).rowcount == 1'''
+WRITES_AFTER_THE_CRASH = '''from workbook.exercises.ch5 import SimulatedCrash
+def send_once(db, mailer, now):
+    record = get(db, "orchard", "checkpoint", "notify", now)
+    if record is None or record["value"]["step"] > 0:
+        return None
+    value = record["value"]
+    try:
+        mailer.send("weekly-summary")
+    except SimulatedCrash:
+        value["step"] = 2
+        put(db, "orchard", "checkpoint", "notify", value, record["revision"], now, 60)
+        raise
+    value["step"] = 2
+    return put(db, "orchard", "checkpoint", "notify", value, record["revision"], now, 60)'''
+VALUES_IN_HEX = '''def read_state(db, tenant, kind, key, now):
+    if get(db, tenant, kind, key, now) is not None:
+        return "visible"
+    hexed = lambda value: value.encode().hex()
+    row = db.execute(f"SELECT 1 FROM records WHERE tenant=CAST(X'{hexed(tenant)}' AS TEXT) AND "
+                     f"kind=CAST(X'{hexed(kind)}' AS TEXT) AND key=CAST(X'{hexed(key)}' AS TEXT)").fetchone()
+    return "expired" if row else "absent"'''
+
+
 def wrong(edition):
     for exercise in edition.chapter.exercises:
         edition.answer(exercise.number, WRONG[exercise.number])
@@ -454,7 +522,37 @@ wide_fact = _Fact(x=1)''', "1.1")),
         "source-matching-tests": ((6,), replaced(SOURCE_MATCHING)),
         "order-counting-tests": ((6,), replaced({n: COUNTING.format(name=t) for n, t in TEST_NAMES.items()})),
         "hard-codes-the-examples": ((1, 2), replaced(HARD_CODED)),
+        # from the independent attacker's report: each of these was a hole
+        "raises-what-the-checks-catch": ((1,), replaced({"1.3": RAISES_WHAT_THE_CHECKS_CATCH})),
+        "nul-in-a-type-name": ((1,), replaced({"1.1": NUL_IN_A_TYPE_NAME})),
+        "a-long-exception-name": ((1,), replaced({"1.2": A_LONG_EXCEPTION_NAME})),
+        "rows-without-end": ((2,), replaced({"2.1": ROWS_WITHOUT_END})),
+        "rows-to-fill-the-grader": ((2,), replaced({"2.1": ROWS_TO_FILL_THE_GRADER})),
+        "a-long-scenario": ((5,), replaced({"5.2": A_LONG_SCENARIO})),
+        "counts-calls-in-3.1": ((3,), replaced({"3.1": COUNTS_CALLS_IN_3_1})),
+        "counts-calls-in-4.2": ((4,), replaced({"4.2": COUNTS_CALLS_IN_4_2})),
+        "writes-after-the-crash": ((5,), replaced({"5.3": WRITES_AFTER_THE_CRASH})),
+        "values-in-hex": ((2,), replaced({"2.2": VALUES_IN_HEX})),
     }
+
+
+# Handed in as files of the wrong kind: {student: (chapter, how the file is made)}. A link to the
+# author's own chapter (worked answers and all), and a notebook whose cell ids are lists.
+def linked_to_the_source(path, source):
+    path.unlink()
+    path.symlink_to(source)
+
+
+def cell_ids_that_are_lists(path, source):
+    import json
+    notebook = json.loads(path.read_text())
+    notebook["cells"][0]["id"] = ["x"]
+    notebook["cells"][1]["metadata"]["nbgrader"] = {"grade_id": {"a": 1}}
+    path.write_text(json.dumps(notebook))
+
+
+FILES = {"links-to-the-source": (1, linked_to_the_source),
+         "cell-ids-that-are-lists": (1, cell_ids_that_are_lists)}
 
 
 def right_except(trick, number):
@@ -476,4 +574,20 @@ def honest():
              for name in ("right", "blank", "partly-wrong", "error-cell", "endless-loop")}
     kinds["right-but-a-memory-bomb"] = (ALL, right_except(MEMORY_BOMB, "1.1"), [0] + [1] * 17)
     kinds["right-but-deaf-in-2.1"] = (ALL, right_except(DEAF_LOOP, "2.1"), [1, 1, 1, 0] + [1] * 14)
+    kinds["right-with-subclasses"] = (ALL, right_with_subclasses, [1] * 18)
     return kinds
+
+
+def right_with_subclasses(edition):
+    """Right answers whose values are subclasses of built-in types: a report of OrderedDicts
+    (4.1) and intervals as namedtuples (5.1)."""
+    edition.all_right()
+    if "4.1" in edition.exercises:
+        edition.answer("4.1", '''from collections import OrderedDict
+def purge_job(db, tenants, now):
+    return [OrderedDict(operation="purge", time=now, tenant=t, count=purge(db, t, now)) for t in tenants]''')
+    if "5.1" in edition.exercises:
+        edition.answer("5.1", '''from collections import namedtuple
+Interval = namedtuple("Interval", "start end")
+visible = [Interval(100, 109), Interval(111, 113)]''')
+    return edition

@@ -31,12 +31,15 @@ WATCHED = ("workbook", "notebooks", "scripts", "tests", "docs", "jupyterlab")
 
 
 def fingerprint(folder, names=None):
-    """A hash of every file under folder (or under its `names`), by path and content."""
+    """A hash of every file under folder (or under its `names`), by path and content (a link by
+    where it points)."""
     digest = hashlib.sha256()
     roots = [folder / name for name in names] if names else [folder]
     for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+        for path in sorted(p for p in root.rglob("*") if (p.is_file() or p.is_symlink())
+                           and "__pycache__" not in p.parts):
+            content = str(path.readlink()).encode() if path.is_symlink() else path.read_bytes()
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + content)
     return digest.hexdigest()
 
 
@@ -81,6 +84,10 @@ def graded(tmp_path_factory):
         for number in numbers:
             chapter = chapters[number]
             save(folder, name, chapter, build(Edition(chapter, given[chapter.stem])).notebook, False)
+    for name, (number, make) in red_team.FILES.items():
+        chapter = chapters[number]
+        save(folder, name, chapter, red_team.wrong(Edition(chapter, given[chapter.stem])).notebook, False)
+        make(folder / name / chapter.filename, ROOT / "notebooks" / chapter.filename)
     before = {"repository": fingerprint(ROOT, WATCHED), "class": fingerprint(folder)}
     out = tmp_path_factory.mktemp("grades")
     started = time.monotonic()
@@ -103,7 +110,7 @@ def test_there_are_at_least_twenty_distinct_tricks(graded):
 
 def test_every_cheater_scores_nothing(graded):
     earned = {name: [f"{m['exercise']} ({m['sentence'][:90]})" for m in graded["students"][name]["exercises"]
-                     if m["points"]] for name in graded["cheaters"]}
+                     if m["points"]] for name in [*graded["cheaters"], *red_team.FILES]}
     assert {name: found for name, found in earned.items() if found} == {}
 
 
@@ -153,3 +160,16 @@ def test_the_tricks_ran_and_each_failed_only_its_own_exercise(graded):
     assert status == "not yet" and "to_key(" in said
     status, said = sentence(graded, "calls-the-oracles", "2.3")
     assert status == "not yet"
+    status, said = sentence(graded, "links-to-the-source", "1.1")
+    assert status == "ungradable" and "a link" in said
+    assert sentence(graded, "cell-ids-that-are-lists", "1.1")[0] in ("not yet", "ungradable")  # graded
+    assert sentence(graded, "raises-what-the-checks-catch", "1.3") == (
+        "not yet", "running your answer raised SimulatedCrash: boom.")
+    assert "keep it to 50 or fewer" in sentence(graded, "a-long-scenario", "5.2")[1]
+    assert "went on after the simulated crash" in sentence(graded, "writes-after-the-crash", "5.3")[1]
+    assert "binding the tenant, kind and key" in sentence(graded, "values-in-hex", "2.2")[1]
+
+
+def test_the_run_took_no_longer_than_its_cells_allow(graded):
+    # rows that never end, and SQLite asked to fill the grader, are bounded in the judge
+    assert graded["seconds"] < 600

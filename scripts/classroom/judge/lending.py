@@ -82,13 +82,14 @@ class Lending:
     """What one check has lent, by number; every number is refused once the check is over."""
 
     def __init__(self):
-        self.objects, self.guarded, self.next = {}, [], 1
+        self.objects, self.offers, self.guarded, self.next = {}, {}, [], 1
         self.steps, self.deadline = 0, 0.0
 
     def lend(self, value):
         ident = self.next
         self.next += 1
         self.objects[ident] = value
+        self.offers[ident] = offered(value)  # asked once: a lent object's __getattr__ may do things
         for connection in connections_in(value):
             if all(connection is not seen for seen in self.guarded):
                 self.guarded.append(connection)
@@ -110,6 +111,7 @@ class Lending:
     def close(self):
         self.bound(False)
         self.objects.clear()
+        self.offers.clear()
         self.guarded.clear()
 
     def answer(self, question):
@@ -126,7 +128,7 @@ class Lending:
         target = self.objects.get(question.get("ref"))
         if target is None:
             raise LookupError("nothing is lent under that number now")
-        names, is_callable = offered(target)
+        names, is_callable = self.offers[question.get("ref")]
         if question.get("call") is True:
             if not is_callable:
                 raise TypeError("what the grader lent this call is not callable")
@@ -186,7 +188,8 @@ class JudgeEncoder(wire.Encoder):
             return self.rows(value)
         if self.lending is None:
             raise TypeError(f"the check tried to send a {type(value).__name__} outside a call")
-        ident, (names, is_callable) = self.lending.lend(value), offered(value)
+        ident = self.lending.lend(value)
+        names, is_callable = self.lending.offers[ident]
         classes = {name: {"$": "class", "name": item.__name__} for name, item in vars(value).items()
                    if isinstance(item, type) and item.__name__ in wire.CLASSES} \
             if isinstance(value, types.SimpleNamespace) else {}

@@ -118,8 +118,13 @@ class Sandboxes:
         self.first_uid, self.uid_lock = reserve_uids()
         self.uids = itertools.count(self.first_uid)
         self.lock = threading.Lock()
-        self.root = tempfile.mkdtemp(prefix="workbook-jail-") if isolation.complete else None
-        self.log = tempfile.NamedTemporaryFile(prefix="workbook-zygote-", suffix=".log")
+        sweep()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"workbook-grader-{os.getpid()}-"))
+        self.root = None
+        if isolation.complete:
+            self.root = str(self.folder / "jail")
+            os.mkdir(self.root)
+        self.log = open(self.folder / "zygote.log", "w+b")
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         settings = {"isolation": isolation.mode, "root": self.root, "package_parent": str(ROOT),
                     "readable": readable_paths()}
@@ -184,8 +189,16 @@ class Sandboxes:
             self.process.kill()
             self.process.wait()
         self.log.close()
-        if self.root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def sweep():
+    """Remove what graders that were killed left in the temporary folder (a grader removes its
+    own folder when it ends; one killed with SIGKILL cannot)."""
+    for folder in Path(tempfile.gettempdir()).glob("workbook-grader-*-*"):
+        pid = folder.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def readable_paths():
