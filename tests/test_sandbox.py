@@ -76,7 +76,7 @@ found = {
     assert "checks" not in seen["exercises"] and "answers.json" not in seen["exercises"]
     assert "ch1.py" in seen["exercises"]
     assert not seen["checks"] and not seen["home"]
-    assert set(seen["top"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root",
+    assert set(seen["top"]) <= {".package", "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root",
                                 "sbin", "tmp", "usr", "work"}
 
 

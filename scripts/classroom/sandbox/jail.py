@@ -102,8 +102,12 @@ class Jail:
         os.unshare(os.CLONE_NEWNS)
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         mount("tmpfs", root, "tmpfs", MS_NOSUID, "size=256m,mode=0755")
+        # A path under /tmp (a clone made with mktemp, its .venv) would be hidden by each
+        # sandbox's private /tmp: those are shown again inside it, when a sandbox starts.
+        self.under_tmp = [path for path in readable if under("/tmp", path)]
         for path in [*SYSTEM, *readable]:
-            self.show(path)
+            if path not in self.under_tmp:
+                self.show(path)
         os.makedirs(self.inside("/dev"))
         for device in DEVICES:
             node = self.inside(f"/dev/{device}")
@@ -111,8 +115,12 @@ class Jail:
             mount(f"/dev/{device}", node, None, MS_BIND)
         for folder in ("/tmp", "/proc"):
             os.makedirs(self.inside(folder), exist_ok=True)
-        self.package_parent = self.inside(package_parent)
-        os.makedirs(self.package_parent, exist_ok=True)
+        # The package's class edition is kept at /.package and shown where the venv's editable
+        # install looks for it (package_parent/workbook) when a sandbox starts.
+        self.stash = self.inside("/.package")
+        self.package = os.path.join(package_parent, "workbook")
+        if not under("/tmp", self.package):
+            os.makedirs(self.inside(self.package))
 
     def inside(self, path):
         return os.path.join(self.root, path.lstrip("/"))
@@ -129,6 +137,14 @@ class Jail:
         mount(path, self.inside(path), None, MS_BIND | MS_REC)
         mount(None, self.inside(path), None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
 
+    def bind(self, source, path):
+        """Show `source` (a host path, or one of the jail's own) read-only at `path` in the
+        jail, making the folders on the way as root (so a sandbox cannot change them)."""
+        target = self.inside(path)
+        os.makedirs(target, exist_ok=True)
+        mount(source, target, None, MS_BIND | MS_REC)
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
+
     def seal(self):
         """No more changes: the root itself becomes read-only."""
         mount(None, self.root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
@@ -138,10 +154,17 @@ class Jail:
         /proc, the jail as its root, the limits, then its user. Never returns to root."""
         mount("tmpfs", self.inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
               f"size={limits.tmp},mode=1777")
+        for path in self.under_tmp:
+            self.bind(path, path)
+        self.bind(os.path.join(self.stash, "workbook"), self.package)
         mount("proc", self.inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         os.chroot(self.root)
         os.chdir("/tmp")
         become(uid, limits)
+
+
+def under(folder, path):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def become(uid, limits, switch=True):

@@ -53,7 +53,8 @@ class Zygote:
             self.jail = jail.Jail(settings["root"], settings["package_parent"], settings["readable"])
             from classroom.package import write_package
             import compileall
-            compileall.compile_dir(write_package(self.jail.package_parent, project=False), quiet=2)
+            copy = write_package(self.jail.stash, project=False)
+            compileall.compile_dir(copy, quiet=2, ddir=self.jail.package)
             self.jail.seal()
 
     def answer(self, message):
