@@ -140,6 +140,32 @@ bench-peers: venv
 # the copy survives a second make lab, a changed chapter and make lab-update, and make test's
 # command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
 # html: the static edition, readable offline, in build/html/.
+# A course on a real JupyterHub on this machine (docs/hub.md), as root: one account per ROSTER line
+# and one for INSTRUCTOR, each student's learner's copy, nbgrader's exchange; prints the URL and
+# how to log in, then runs until Ctrl+C. hub-feedback hands make grade's verdicts back through
+# the exchange. test-hub: the course round trip in headless Chromium; bench-hub: 10 students at once.
+HUB_DIR ?= /srv/agent-memory-hub
+HUB_HOMES ?= /home
+ROSTER ?= hub/roster.example.csv
+INSTRUCTOR ?= instructor
+HUB_IP ?= 127.0.0.1
+HUB_PORT ?= 8000
+HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
+              --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
+.PHONY: hub hub-feedback test-hub bench-hub
+hub: venv
+	$(PY) scripts/hub.py start $(HUB_OPTIONS)
+
+hub-feedback: venv
+	$(PY) scripts/hub.py feedback --dir $(HUB_DIR) --grades $(GRADES)
+
+test-hub: venv
+	@scripts/install-browser
+	$(PY) -m pytest tests/hub -q -p no:cacheprovider
+
+bench-hub: venv
+	$(PY) -m bench.hub
+
 .PHONY: test-browser html
 test-browser: venv
 	@scripts/install-browser
