@@ -15,7 +15,7 @@ LAB_PORT ?= 8888
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: lab lab-update author test venv export notebooks class student grade grade-demo test-nbgrader pins bench \
-        bench-record bench-peers bench-setup bench-postgres bench-postgres-record
+        bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub
 
 venv:
 	@scripts/venv
@@ -33,10 +33,12 @@ lab-update: venv
 author: venv
 	scripts/lab --author --port=$(LAB_PORT)
 
+# tests/nbgrader and tests/hub are the slow suites of make test-nbgrader and make test-hub.
+SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval).
 test: venv
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env $(SLOW_TESTS)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
@@ -86,14 +88,17 @@ grade-demo: venv
 	$(PY) scripts/classroom/students.py build/demo-class
 	$(PY) scripts/grade.py build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
 
-# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv): generate_assignment gives
-# the hand-out, autograde and export award the same points as make grade on the same class
-# (course/; a few minutes). Also checks how nbval reports a failing cell, as docs/instructors.md says.
+# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv, every package from the lock
+# hub/requirements.txt): generate_assignment gives the hand-out, autograde and export award the
+# same points as make grade on the same class (tests/nbgrader/; a few minutes). Also checks how
+# nbval reports a failing cell, as docs/instructors.md says, and that two installs of the venv
+# from empty caches give the same versions.
 test-nbgrader: venv
 	@scripts/nbgrader-venv
-	$(PY) -m pytest course -q -p no:cacheprovider
+	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
 
-# Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
+# Re-resolve requirements.txt and the course lock hub/requirements.txt from pyproject.toml's
+# dependency lists (needs the package registry).
 pins:
 	@scripts/pins
 
@@ -152,8 +157,8 @@ HUB_IP ?= 127.0.0.1
 HUB_PORT ?= 8000
 HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
               --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
-.PHONY: hub hub-feedback test-hub bench-hub
 hub: venv
+	@scripts/install-node
 	$(PY) scripts/hub.py start $(HUB_OPTIONS)
 
 hub-feedback: venv
@@ -161,9 +166,12 @@ hub-feedback: venv
 
 test-hub: venv
 	@scripts/install-browser
-	$(PY) -m pytest tests/hub -q -p no:cacheprovider
+	@scripts/install-node
+	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
 
 bench-hub: venv
+	@scripts/install-browser
+	@scripts/install-node
 	$(PY) -m bench.hub
 
 .PHONY: test-browser html

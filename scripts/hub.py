@@ -112,8 +112,12 @@ def setup(arguments):
     course, released = exchange.write_course(teacher, arguments.timeout)
     exchange.instructor_settings(teacher, where["env"], course)
     port = arguments.port or free_port()
+    earlier = where["state"] / "settings.json"
+    # the hub's own ports stay as they were, so a make hub setup beside a running hub changes none
+    kept = json.loads(earlier.read_text()) if earlier.exists() else {}
     settings = {
-        "ip": arguments.ip, "port": port, "hub_port": free_port(), "proxy_api_port": free_port(),
+        "ip": arguments.ip, "port": port, "hub_port": kept.get("hub_port") or free_port(),
+        "proxy_api_port": kept.get("proxy_api_port") or free_port(),
         "proxy": str(proxy), "state": str(where["state"]), "env": str(where["env"]),
         "python_lib": str(where["python"] / "lib"), "tools": str(where["tools"]),
         "edition": str(where["edition"]), "first_chapter": chapters[0],

@@ -106,8 +106,10 @@ def install_lock(env, python, lock=LOCK, environment=None, uv=None):
     run = dict(check=True, env=environment)
     if uv:
         subprocess.run([uv, "venv", "--quiet", "--python", str(python), str(env)], **run)
-        subprocess.run([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(env / "bin" / "python"),
-                        "--requirement", str(lock)], **run)
+        # --compile-bytecode: no account but root may write __pycache__ here, so without it
+        # every server would compile what it imports at every start (pip compiles by default)
+        subprocess.run([uv, "pip", "install", "--quiet", "--no-deps", "--compile-bytecode",
+                        "--python", str(env / "bin" / "python"), "--requirement", str(lock)], **run)
         subprocess.run([uv, "pip", "check", "--quiet", "--python", str(env / "bin" / "python")], **run)
     else:
         print("uv not found: installing the course environment with pip (a few minutes)", file=sys.stderr)
@@ -131,6 +133,7 @@ def install_package(env, write_package, environment=None, uv=None):
         python = str(Path(env) / "bin" / "python")
         if uv:
             command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",
+                       "--compile-bytecode",
                        "--python", python, str(package)]
         else:
             command = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
