@@ -4,6 +4,8 @@
     python scripts/hub.py setup     [options]    set the course up only
     python scripts/hub.py feedback  [options] --grades DIR
                                                  make grade's verdicts to each student (make hub-feedback)
+    python scripts/hub.py image --dir DIR --exchange EXCHANGE
+                                                 the same course in a container image (hub/Dockerfile)
 
 Options (the Makefile's variables): --dir HUB_DIR (default /srv/agent-memory-hub), --homes
 HUB_HOMES (/home), --roster ROSTER (hub/roster.example.csv), --instructor INSTRUCTOR
@@ -47,7 +49,7 @@ HEALTH_SECONDS = 120
 
 def options():
     parser = argparse.ArgumentParser(description="A course on JupyterHub: make hub, make hub-feedback.")
-    parser.add_argument("command", choices=["start", "setup", "feedback"])
+    parser.add_argument("command", choices=["start", "setup", "feedback", "image"])
     parser.add_argument("--dir", default="/srv/agent-memory-hub", help="where the hub keeps its files")
     parser.add_argument("--homes", default="/home", help="where the accounts' homes are made")
     parser.add_argument("--roster", default=str(ROOT / "hub" / "roster.example.csv"))
@@ -56,6 +58,7 @@ def options():
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--timeout", type=int, default=10)
     parser.add_argument("--grades", help="feedback: make grade's GRADES folder (grades.json)")
+    parser.add_argument("--exchange", default="/srv/nbgrader/exchange", help="image: the exchange's mount")
     return parser
 
 
@@ -127,6 +130,28 @@ def setup(arguments):
     }
     environment.settings_json(where["state"] / "settings.json", settings)
     return settings, given
+
+
+def image(arguments):
+    """For hub/Dockerfile (Zero to JupyterHub; not tested here): this interpreter's environment,
+    which holds the course lock, becomes DIR/env, with the class edition of the package and the
+    settings make hub writes; DIR/tools and DIR/edition as make hub writes them; DIR/instructor
+    the instructor's Jupyter settings (JUPYTER_CONFIG_PATH in the instructor's pod)."""
+    where = folders(arguments.dir)
+    where["hub"].mkdir(parents=True, exist_ok=True)
+    prefix = Path(sys.prefix)
+    if not where["env"].exists():
+        where["env"].symlink_to(prefix)
+    environment.install_package(prefix, write_package, uv=False)  # pip: no uv in the image
+    environment.configure(prefix, arguments.exchange, exchange.COURSE_ID)
+    environment.write_tools(where["tools"], where["edition"])
+    instructor = where["hub"] / "instructor"
+    (instructor / "labconfig").mkdir(parents=True, exist_ok=True)
+    (instructor / "nbgrader_config.py").write_text(exchange.course_config("/home/jovyan/course"))
+    (instructor / "jupyter_server_config.json").write_text(json.dumps(exchange.server_on(), indent=1))
+    (instructor / "labconfig" / "page_config.json").write_text(json.dumps(exchange.lab_on(), indent=1))
+    environment.open_to_all(where["hub"])
+    print(f"Course image files in {where['hub']}")
 
 
 def banner(settings, given):
@@ -211,6 +236,9 @@ def main(argv=None):
                 parser.error("feedback needs --grades (make hub-feedback GRADES=build/grades)")
             settings = json.loads((folders(arguments.dir)["state"] / "settings.json").read_text())
             print(feedback.release(settings, arguments.grades))
+            return 0
+        if arguments.command == "image":
+            image(arguments)
             return 0
         if arguments.command == "setup":
             settings, given = setup(arguments)

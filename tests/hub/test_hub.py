@@ -241,8 +241,8 @@ def test_nobody_logs_in_as_someone_else(hub, browser):
     passwords = hub.passwords()
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    for name, password in [(ADA, passwords[GRACE]), (GRACE, passwords[ADA]), (ADA, "wrong-password"),
-                           (INSTRUCTOR, passwords[ADA]), ("nobody", passwords[ADA])]:
+    for name, password in [(GRACE, passwords[ADA]), (ADA, "wrong-password"), (INSTRUCTOR, passwords[ADA]),
+                           ("nobody", passwords[ADA]), (ADA, passwords[GRACE])]:
         log_in(page, hub, name, password)
         expect(page.locator(".login_error")).to_contain_text("Invalid username or password", timeout=WAIT)
         assert "/hub/login" in page.url
