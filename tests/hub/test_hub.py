@@ -184,8 +184,9 @@ def log_in(page, hub, name, password):
 
 def lab_is_open(page):
     """JupyterLab showed a notebook with its kernel idle."""
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=SPAWN)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=SPAWN)
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").first.wait_for(timeout=SPAWN)
+    expect(page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName")).to_contain_text("Python", timeout=SPAWN)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=SPAWN)
 
 
 def menu(page, title, command):
@@ -271,6 +272,15 @@ def test_each_student_opens_their_own_learners_copy(hub, people):
         assert "### BEGIN SOLUTION" not in text and "____" in text
 
 
+def dismiss(page, text, name):
+    """The formgrader's modal says `text`: keep a screenshot of it, then close it with OK."""
+    dialog = page.locator(".modal-dialog:visible")
+    expect(dialog).to_contain_text(text, timeout=SPAWN)
+    shot(page, name)
+    dialog.locator(".modal-footer button").last.click()
+    expect(page.locator(".modal-dialog:visible")).to_have_count(0, timeout=WAIT)
+
+
 def formgrader_row(page, hub, assignment):
     page.goto(hub.url(f"/user/{INSTRUCTOR}/formgrader/manage_assignments"))
     row = page.locator("table tbody tr", has_text=assignment)
@@ -285,11 +295,9 @@ def test_the_instructor_releases_chapter_one_from_the_formgrader(hub, people):
     row = formgrader_row(page, hub, CHAPTER)
     shot(page, "03-formgrader")
     row.locator("td.assign a").click()  # Generate: nbgrader generate_assignment
-    row = page.locator("table tbody tr", has_text=CHAPTER)
-    expect(row.locator("td.release a")).to_be_visible(timeout=WAIT)
+    dismiss(page, f"Successfully created the student version of '{CHAPTER}'", "04-generated")
     row.locator("td.release a").click()  # Release: nbgrader release_assignment
-    expect(row.locator("td.status")).to_contain_text("released", timeout=WAIT)
-    shot(page, "04-released")
+    dismiss(page, f"Successfully released '{CHAPTER}'", "04-released")
     assert (hub.dir / "exchange" / "agent-memory-workbook" / "outbound" / CHAPTER / f"{CHAPTER}.ipynb").is_file()
 
 
@@ -311,7 +319,7 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         assignments_tab(page)
         item = page.locator("#released_assignments_list .list_item", has_text=CHAPTER)
         item.locator("button", has_text="Fetch").click()
-        fetched = page.locator("#fetched_assignments_list .list_item", has_text=CHAPTER)
+        fetched = page.locator("#fetched_assignments_list > .list_item", has_text=CHAPTER)
         fetched.wait_for(timeout=WAIT)
         shot(page, f"05-fetched-{name}")
         notebook = hub.home(name) / CHAPTER / f"{CHAPTER}.ipynb"
@@ -323,9 +331,9 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         save(page)
         shot(page, f"06-answered-{name}")
         assignments_tab(page)
-        fetched = page.locator("#fetched_assignments_list .list_item", has_text=CHAPTER).first
+        fetched = page.locator("#fetched_assignments_list > .list_item", has_text=CHAPTER)
         fetched.locator("button", has_text="Submit").click()
-        submitted = page.locator("#submitted_assignments_list .list_item", has_text=CHAPTER)
+        submitted = page.locator("#submitted_assignments_list > .list_item", has_text=CHAPTER)
         submitted.first.wait_for(timeout=WAIT)
         shot(page, f"07-submitted-{name}")
 
@@ -334,10 +342,8 @@ def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hu
     page = people(INSTRUCTOR)
     row = formgrader_row(page, hub, CHAPTER)
     row.locator("td.collect a").click()  # Collect: nbgrader collect
-    page.locator(".modal-dialog").wait_for(timeout=WAIT)
-    expect(page.locator(".modal-dialog")).to_contain_text("Successfully collected", timeout=WAIT)
-    shot(page, "08-collected")
-    page.locator(".modal-dialog button", has_text="OK").first.click()
+    dismiss(page, "Successfully collected", "08-collected")
+    expect(formgrader_row(page, hub, CHAPTER).locator("td.num-submissions")).to_have_text("3", timeout=WAIT)
     course = hub.home(INSTRUCTOR) / "course"
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(STUDENTS)
     grades = hub.scratch / "grades"
@@ -361,15 +367,16 @@ def test_each_student_reads_their_own_feedback_and_nobody_elses(hub, people):
         link = page.locator("#submitted_assignments_list a", has_text=re.compile("view feedback", re.I)).first
         link.wait_for(timeout=WAIT)
         shot(page, f"09-feedback-fetched-{name}")
-        with page.context.expect_page() as opened:
-            link.click()
-        feedback = opened.value
-        feedback.wait_for_load_state()
+        # the link opens the feedback folder in the file browser; the page opens in JupyterLab
+        link.click()
+        item = page.locator(".jp-DirListing-item", has_text=CHAPTER)
+        item.first.wait_for(timeout=WAIT)
+        item.first.dblclick()
+        feedback = page.frame_locator(".jp-HTMLViewer:visible iframe")
         expect(feedback.locator("h1")).to_contain_text(f"feedback for {name}", timeout=WAIT)
         expect(feedback.locator(".score")).to_contain_text(f"Score: {sum(EARNED[name])} of 3")
-        shot(feedback, f"10-feedback-{name}")
-        feedback.close()
-        pages = list((hub.home(name) / CHAPTER / "feedback").rglob("*.html"))
+        shot(page, f"10-feedback-{name}")
+        pages = [p for p in (hub.home(name) / CHAPTER / "feedback").rglob("*.html") if ".ipynb_checkpoints" not in p.parts]
         assert len(pages) == 1 and f"feedback for {name}" in pages[0].read_text()
     # the released pages are named by each submission's secret in a folder nobody can list
     outbound = hub.dir / "exchange" / "agent-memory-workbook" / "feedback"
@@ -393,7 +400,17 @@ def test_a_student_cannot_open_another_students_files_by_url(hub, people):
     assert answer.status in (400, 403, 404)
 
 
-PROBE = """for f in {targets}; do if cat "$f" > /dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done > ~/probe.txt; find {hub} -name answers.json -o -name checks -type d 2>/dev/null >> ~/probe.txt; grep -rl 'BEGIN SOLUTION' {hub} 2>/dev/null >> ~/probe.txt; echo probe-done >> ~/probe.txt; clear"""
+PROBE = """for f in {targets}; do if cat "$f" > /dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done > ~/probe.txt; find {hub} -path '*/workbook/exercises/answers.json' -o -path '*/workbook/exercises/checks' 2>/dev/null >> ~/probe.txt; echo probe-done >> ~/probe.txt; clear"""
+
+
+def distinctive_lines(edition):
+    """For each worked answer, its longest line that the learner's edition does not hold (a
+    function's signature is in the stub too): text that only the answers hold."""
+    shown = "".join(path.read_text() for path in Path(edition).glob("*.ipynb"))
+    worked = answers.extract(ROOT / "notebooks")
+    lines = [max([l.strip() for l in code.splitlines() if l.strip() and l.strip() not in shown] or [""], key=len)
+             for code in worked.values()]
+    return [line for line in lines if len(line) > 20]
 
 
 def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
@@ -405,7 +422,7 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     probe = hub.home(ADA) / "probe.txt"
     page = people(ADA)
     page.goto(hub.url(f"/user/{ADA}/lab"))
-    page.wait_for_selector(".jp-NotebookPanel", timeout=SPAWN)
+    page.locator(".lm-MenuBar-item", has_text=re.compile("^File$")).wait_for(timeout=SPAWN)
     page.locator(".lm-MenuBar-item", has_text=re.compile("^File$")).click()
     page.locator(".lm-Menu-item[data-type='submenu']", has_text="New").hover()
     page.locator(".lm-Menu-item[data-command='terminal:create-new']").click()
@@ -417,11 +434,21 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     while not (probe.exists() and "probe-done" in probe.read_text()):
         assert time.monotonic() < deadline, "the terminal never wrote ~/probe.txt"
         time.sleep(0.3)
-    page.keyboard.type(f"cat ~/probe.txt; ls {grace}\n")
-    expect(page.locator(".jp-Terminal:visible .xterm-rows")).to_contain_text("probe-done", timeout=WAIT)
+    # for the screenshot: the findings and a refused listing, on the terminal's screen
+    shown = hub.home(ADA) / "shown.txt"
+    page.keyboard.type(f"cat ~/probe.txt; ls {grace}; echo > ~/shown.txt\n")
+    deadline = time.monotonic() + 60
+    while not shown.exists():
+        assert time.monotonic() < deadline, "the terminal never ran the second command"
+        time.sleep(0.3)
     shot(page, "12-terminal")
     lines = probe.read_text().splitlines()
     assert lines == [f"DENIED {t}" for t in targets] + ["probe-done"]
+    # no file the student can read anywhere in the hub's folder holds a worked answer
+    patterns = [argument for line in distinctive_lines(hub.dir / "edition") for argument in ("-e", line)]
+    found = accounts.as_user(pwd.getpwnam(ADA), ["grep", "-rlsF", *patterns, str(hub.dir)],
+                             capture_output=True, text=True, timeout=300)
+    assert found.returncode != 0 and found.stdout == "", found.stdout  # 1: none; 2: some unreadable
 
 
 def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, people):
