@@ -71,6 +71,7 @@ def free_port():
 def folders(hub):
     hub = Path(hub).resolve()
     return {"hub": hub, "python": hub / "python", "env": hub / "env", "edition": hub / "edition",
+            "package": hub / "class-package",
             "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange",
             "state": hub / "state"}
 
@@ -106,7 +107,7 @@ def setup(arguments):
     run = environment.run_with(where["python"] / "lib")
     if environment.install_lock(where["env"], python, environment=run):
         print(f"Course environment: {where['env']} from hub/requirements.txt")
-    environment.install_package(where["env"], write_package, environment=run)
+    environment.install_package(where["env"], where["package"], write_package, environment=run)
     environment.configure(where["env"], where["exchange"], exchange.COURSE_ID)
     proxy = environment.install_proxy(where["proxy"])
     chapters = environment.write_tools(where["tools"], where["edition"])
@@ -142,7 +143,7 @@ def image(arguments):
     prefix = Path(sys.prefix)
     if not where["env"].exists():
         where["env"].symlink_to(prefix)
-    environment.install_package(prefix, write_package, uv=False)  # pip: no uv in the image
+    environment.install_package(prefix, where["package"], write_package, uv=False)  # pip: no uv in the image
     environment.configure(prefix, arguments.exchange, exchange.COURSE_ID)
     environment.write_tools(where["tools"], where["edition"])
     instructor = where["hub"] / "instructor"

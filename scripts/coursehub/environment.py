@@ -7,7 +7,8 @@
     HUB_DIR/env/        the course venv on that copy, installed with --no-deps from the lock,
                         hub/requirements.txt (JupyterHub, nbgrader and its extensions, the
                         workbook's lab and postgres packages), then the class edition of the
-                        package; the workbook's JupyterLab settings and nbgrader's course config
+                        package, editable from HUB_DIR/class-package/ (coursehub.package); the
+                        workbook's JupyterLab settings and nbgrader's course config
     HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
     HUB_DIR/tools/      scripts/learner.py (and answers.py, which it imports) and hub/start-server
     HUB_DIR/proxy/      configurable-http-proxy from npm, as hub/package-lock.json locks it
@@ -121,25 +122,36 @@ def install_lock(env, python, lock=LOCK, environment=None, uv=None):
     return True
 
 
-def install_package(env, write_package, environment=None, uv=None):
-    """The class edition of the package into `env`, replacing any earlier one; return its digest."""
+def install_package(env, tree, write_package, environment=None, uv=None):
+    """The class edition of the package in `tree` (with the files its chapters read beside it),
+    installed editable into `env`, so that workbook.__file__ is tree/workbook/; replaced when it
+    changed. Returns its digest."""
+    from coursehub.package import write_beside
+    tree = Path(tree)
     with tempfile.TemporaryDirectory() as scratch:
-        package = write_package(Path(scratch) / "package")
-        want = digest(package)
+        fresh = write_package(Path(scratch) / "package")
+        write_beside(fresh)
+        want = digest(fresh)
         stamp = Path(env) / ".package"
-        if stamp.exists() and stamp.read_text() == want:
+        if stamp.exists() and stamp.read_text() == want and tree.exists():
             return want
-        uv = installer() if uv is None else uv
-        python = str(Path(env) / "bin" / "python")
-        if uv:
-            command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",
-                       "--compile-bytecode",
-                       "--python", python, str(package)]
-        else:
-            command = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                       "--force-reinstall", str(package)]
-        subprocess.run(command, check=True, env=environment)
-        stamp.write_text(want)
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(fresh, tree)
+    open_to_all(tree)
+    uv = installer() if uv is None else uv
+    python = str(Path(env) / "bin" / "python")
+    if uv:
+        command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",
+                   "--python", python, "--editable", str(tree)]
+    else:
+        command = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                   "--force-reinstall", "--editable", str(tree)]
+    subprocess.run(command, check=True, env=environment)
+    # compiled here, since no student may write its __pycache__; then readable like the rest
+    subprocess.run([python, "-m", "compileall", "-q", str(tree)], check=True, env=environment,
+                   stdout=subprocess.DEVNULL)
+    open_to_all(tree)
+    stamp.write_text(want)
     return want
 
 

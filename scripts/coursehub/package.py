@@ -9,6 +9,13 @@ answer is judged when graded. make grade judges with the full package, in the re
 write_package(dest) writes an installable copy (pyproject.toml and workbook/) into `dest`. It
 stands in for scripts/classroom/release.py's write_package (make class's CLASS/package/) until
 that lands; scripts/hub.py takes that one when it is there.
+
+Some chapters read files of "the repository beside the package" (workbook.__file__'s
+parents[1]): chapter 1 and 6 the specification's code and tests (tests/spec_reference.py,
+tests/test_store.py), the appendices the recorded benchmarks (docs/bench/*.json) and the
+chapters' code cells (notebooks/). write_beside(dest) puts exactly those beside the package,
+with notebooks/ as the hand-out edition (the chapters' cells, no worked answers), so that a
+package installed editable from `dest` runs every chapter.
 """
 import shutil
 import tomllib
@@ -49,4 +56,25 @@ def write_package(dest, source=ROOT):
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(source / "workbook", dest / "workbook", ignore=left_out)
     (dest / "pyproject.toml").write_text(PYPROJECT.format(version=version))
+    return dest
+
+
+BESIDE = ["tests/spec_reference.py", "tests/test_store.py", "docs/bench/results.json", "docs/bench/postgres.json"]
+
+
+def write_beside(dest, source=ROOT):
+    """The files the chapters read beside the package, into `dest` (beside dest/workbook)."""
+    import sys
+    sys.path.insert(0, str(Path(source) / "scripts"))
+    import nbformat
+    from classroom.chapters import graded_chapters
+    from classroom.release import release_notebook
+    dest = Path(dest)
+    for name in BESIDE:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(source) / name, dest / name)
+    (dest / "notebooks").mkdir(exist_ok=True)
+    for chapter in graded_chapters(Path(source) / "notebooks"):
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
+                       dest / "notebooks" / chapter.filename)
     return dest
