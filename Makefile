@@ -72,14 +72,25 @@ CLASS ?= build/class
 class student: venv
 	$(PY) scripts/student.py $(CLASS) --timeout $(TIMEOUT)
 
-# Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student). Writes
-# $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json. TIMEOUT: seconds per cell;
-# JOBS: chapters graded at once (default: the number of cores); CHAPTERS=01,02: only those
-# chapters (default: all six).
+# Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student, or
+# nbgrader's submitted/). Writes $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json.
+# TIMEOUT: seconds per cell; JOBS: chapters graded at once (default: the number of cores);
+# CHAPTERS=01,02: only those chapters (default: all six). Student code runs in a sandbox, as far
+# as the machine allows (root and Linux namespaces: fully); ISOLATION=required refuses to grade
+# otherwise, ISOLATION=off turns it off. MEMORY: MiB per sandboxed process (default 1024).
+# SEED: the checks' own cases of an earlier run (grades.json names it), to grade the same again.
 GRADES ?= build/grades
+ISOLATION ?= auto
 grade: venv
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
-	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS))
+	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
+
+# The grader against a red team (tests/red_team/): 28 determined students, every answer wrong and
+# a trick each, graded with an honest class in one run; every cheater must score 0 and every
+# honest student exactly what they earned (about two minutes; needs root and Linux namespaces).
+.PHONY: test-grader
+test-grader: venv
+	$(PY) -m pytest tests/red_team -q
 
 # Try the grader on a generated class: six students (right, blank, partly wrong, an error cell,
 # an endless loop, a tamperer) over all six chapters, into build/demo-class/ and build/demo-grades/.

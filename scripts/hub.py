@@ -37,10 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coursehub import accounts, environment, exchange, feedback  # noqa: E402
 from coursehub.roster import check_username, read_roster  # noqa: E402
 
-try:  # the lead's class edition (make class writes CLASS/package/), when it has landed
-    from classroom.release import write_package  # noqa: E402
-except ImportError:
-    from coursehub.package import write_package  # noqa: E402
+from classroom.package import write_package  # noqa: E402  (the class edition, as make class writes it)
 
 ROOT = Path(__file__).resolve().parents[1]
 READY = "Course hub ready"

@@ -28,7 +28,9 @@ def main(out=DEFAULT, timeout=10):
     out = Path(out)
     written = write_release(out, timeout=timeout)
     shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
-    print(f"class release: {len(written)} chapters in {shown}/ (nbgrader source/ and the hand-out handout/)")
+    print(f"class release: {len(written)} chapters in {shown}/ (nbgrader source/, the hand-out "
+          "handout/ and package/, the package without checks or answers for the students' "
+          "environment)")
     return written
 
 

@@ -112,3 +112,12 @@ def stale_reliability(figures):
             stale.append(f"README.md says {said:,} for {name!r}; this run counted "
                          f"{figures.get(name, 0):,}")
     return stale
+
+
+def ci_commands():
+    """The commands the README says CI runs, in its order: the sentence '`make test`, ... and
+    `make test-browser` are what CI runs'. .ci/run and the workflow are held to it."""
+    text = " ".join(README.read_text().split())
+    found = re.search(r"((?:`make [a-z-]+`(?:, | and ))+`make [a-z-]+`) are what CI runs", text)
+    assert found, "the README no longer says which commands CI runs ('... are what CI runs')"
+    return re.findall(r"`(make [a-z-]+)`", found.group(1))

@@ -55,15 +55,17 @@ def test_the_guides_grading_workflow_passes_actionlint_too(tmp_path):
 def test_the_workflow_runs_the_readmes_test_commands_on_every_push_and_pull_request():
     data = workflow()
     assert set(data["on"]) == {"push", "pull_request"}
+    from quoted import ci_commands
     commands = readme_commands()
-    test_command = next(c for c in commands if c.split()[:2] == ["make", "test"])
-    browser_command = next(c for c in commands if c.startswith("make test-browser"))
     assert re.search(r"\| anyone checking the workbook, or a course's CI \| `make test` \|", README)
-    runs = [step["run"] for job in data["jobs"].values() for step in job["steps"] if "run" in step]
-    assert runs == [test_command, browser_command] == ["make test", "make test-browser"]
+    runs = [step["run"].removeprefix("sudo --preserve-env=UV_CACHE_DIR ")
+            for job in data["jobs"].values() for step in job["steps"] if "run" in step and
+            "make " in step["run"]]
+    # .ci/run also runs make test-hub (the course on JupyterHub, docs/hub.md); the workflow does
+    # not run it yet
+    assert runs == [c for c in ci_commands() if c != "make test-hub"]
+    assert all(command in commands for command in runs)
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
-    # .ci/run also runs make test-hub, which makes system accounts (docs/hub.md); the workflow's
-    # jobs are the ci engineer's to extend
     assert [c for c in ci if c != "make test-hub"] == runs
 
 

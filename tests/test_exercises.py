@@ -175,3 +175,30 @@ def test_a_check_after_a_cell_that_raised_says_the_answer_would_not_count(capsys
     shell.last_execution_succeeded = True
     LOOPING.check(lambda: None)
     assert capsys.readouterr().out == "Exercise 9.1: correct: finished\n"
+
+
+@pytest.mark.parametrize("chapter, name, exercise", [e for e in EXERCISES if e[2].reveal],
+                         ids=[f"ch{c}.{n}" for c, n, e in EXERCISES if e.reveal])
+def test_compare_shows_nothing_for_a_prediction_check_calls_invalid(chapter, name, exercise, capsys):
+    """compare() reveals the real run only for a prediction that check() would compare."""
+    for invalid in ("no idea", 42, [object()]):
+        assert exercise.verdict(invalid).status == "not yet"
+        assert exercise.compare(invalid) is None
+        (line,) = capsys.readouterr().out.splitlines()
+        assert line.startswith(f"Exercise {exercise.number}: ")
+
+
+def test_an_edition_without_checks_says_who_checks(tmp_path, capsys, monkeypatch):
+    """The class and grading editions leave workbook/exercises/checks/ out: a check then says,
+    in one sentence, that the grader judges the answer, and compare() shows nothing."""
+    from workbook.exercises import ChecksAbsent, InChecks
+    missing = InChecks("ch99", "check_anything")
+    with pytest.raises(ChecksAbsent):
+        missing(1)
+    exercise = Exercise("9.3", "anything", missing, reveal=InChecks("ch99", "show"))
+    exercise.check(41)
+    assert capsys.readouterr().out.startswith("Exercise 9.3: this copy of the workbook holds no checks")
+    exercise.compare([1])
+    assert "does not run the real sequence" in capsys.readouterr().out
+    exercise.check(____)
+    assert "not attempted" in capsys.readouterr().out

@@ -94,11 +94,15 @@ def test_read_state():
 def test_prediction():
     assert q3.verdict([500, None, 105, None, None]).correct
     as_stored = q3.verdict([105, None, 105, None, None])
-    assert as_stored.status == "not yet" and as_stored.sentence.startswith("a prints as 500, not 105")
+    assert as_stored.status == "not yet" and as_stored.sentence.startswith("a does not print as 105")
     inclusive = q3.verdict([500, 105, 105, None, None])
-    assert inclusive.sentence.startswith("b prints as None, not 105: the fact expires at 105")
+    assert inclusive.sentence.startswith("b does not print as 105: the fact was written at 100")
     stays_hidden = q3.verdict([500, None, None, None, None])
-    assert stays_hidden.sentence.startswith("c prints as 105, not None")
+    assert stays_hidden.sentence.startswith("c does not print as None")
+    # "not yet" leads to the right value without naming it
+    for wrong in (as_stored, inclusive, stays_hidden):
+        assert "500" not in wrong.sentence.split(":")[0] and " 105" not in wrong.sentence.split(":", 1)[1]
+    assert "an int or None; the entry for b is str" in q3.verdict([500, "none", 105, None, None]).sentence
     assert "five entries" in q3.verdict([500, None]).sentence
     assert q3.verdict(None).status == "not attempted"
 

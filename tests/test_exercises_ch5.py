@@ -1,5 +1,6 @@
 """Chapter 5 checks: a right answer, typical wrong answers, and no answer."""
-from workbook.exercises.ch5 import PREDICT, q1, q2, q3, run_worker, table
+from workbook.exercises.checks.ch5 import run_worker
+from workbook.exercises.ch5 import PREDICT, q1, q2, q3, table
 from workbook.store import get, put
 from workbook.timeline import Clock, Get, Purge, Put, fact
 

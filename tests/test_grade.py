@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import SOURCE, read_chapter  # noqa: E402
 from classroom.gradebook import ONLY_ANSWER_CELLS  # noqa: E402
+from classroom.judge.sandboxes import isolation_here  # noqa: E402
 from classroom.students import KINDS, first_chapter_tricks, write_class  # noqa: E402
 import learner  # noqa: E402  (make lab's learner edition)
 
@@ -97,15 +98,16 @@ def verdict(graded, student, exercise):
 
 
 def test_the_class_gets_exactly_the_expected_gradebook(graded):
-    header = "student," + ",".join(EXERCISES) + ",total,maximum"
-    rows = [f"{name}," + ",".join(map(str, points + [0] * 15)) + f",{sum(points)},18"
+    header = "student," + ",".join(EXERCISES) + ",total,maximum,isolation"
+    isolation = "isolated" if isolation_here().complete else "NOT ISOLATED: not tamper-proof"
+    rows = [f"{name}," + ",".join(map(str, points + [0] * 15)) + f",{sum(points)},18,{isolation}"
             for name, points in sorted(EXPECTED.items())]
     assert (graded["out"] / "gradebook.csv").read_text() == "\n".join([header] + rows) + "\n"
 
 
 def test_every_row_lists_all_18_exercises_and_missing_ones_say_why(graded):
     with open(graded["out"] / "gradebook.csv") as handle:
-        assert all(len(row) == 1 + 18 + 2 for row in csv.reader(handle))
+        assert all(len(row) == 1 + 18 + 3 for row in csv.reader(handle))  # student, 18, total, maximum, isolation
     for student in graded["students"].values():
         assert [m["exercise"] for m in student["exercises"]] == EXERCISES
         for mark in student["exercises"][3:]:
@@ -307,5 +309,7 @@ def test_no_feedback_names_an_internal_cell_id(graded):
 
 
 def test_students_are_graded_in_parallel(graded):
-    run = graded["json"]["run"]
+    run = dict(graded["json"]["run"])
+    seed = run.pop("seed")  # of the cases the checks added, secret and new in every run
+    assert re.fullmatch(r"[0-9a-f]{32}", seed)
     assert run == {"jobs": 4, "peak": 4, "chapters": len(EXPECTED) - 1, "timeout_seconds": LIMIT}

@@ -77,10 +77,11 @@ def test_a_cell_that_is_the_chapters_own_is_never_taken_for_an_answer(chapter):
     assert answers(notebook, chapter)["1.3"].found_by == "name"
 
 
-def test_the_plan_runs_the_chapters_own_cells_with_the_answers_and_checks_in_place(chapter, handout):
+def test_the_plan_runs_the_exercise_sections_own_cells_with_the_answers_and_checks_in_place(chapter, handout):
     cell_of(handout, "c01-032").source = "wide_fact = 'mine'"
     items = plan(chapter, answers(handout, chapter))
-    code = chapter.code_cells()
+    code = chapter.exercise_cells()
+    assert code[0].get("id") == "c01-030" and "from workbook.exercises.ch1 import" in code[0].source
     last_check = max(i for i, c in enumerate(code) if c.get("id") == "c01-039")
     assert [item["cell_id"] for item in items] == [c.get("id") for c in code[:last_check + 1]]
     kinds = {item["cell_id"]: item for item in items}
@@ -180,10 +181,13 @@ def dry_run(*arguments):
 
 def test_make_passes_the_time_limit_jobs_and_output_folder_through():
     assert dry_run("grade", "SUBMISSION=class", "TIMEOUT=3", "JOBS=1", "GRADES=out").endswith(
-        ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1")
-    assert dry_run("grade", "SUBMISSION=class").endswith("scripts/grade.py class --out build/grades --timeout 10")
+        ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1 --isolation auto")
+    assert dry_run("grade", "SUBMISSION=class").endswith(
+        "scripts/grade.py class --out build/grades --timeout 10 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class", "CHAPTERS=01,02").endswith(
-        "scripts/grade.py class --out build/grades --timeout 10 --chapters 01,02")
+        "scripts/grade.py class --out build/grades --timeout 10 --chapters 01,02 --isolation auto")
+    assert dry_run("grade", "SUBMISSION=class", "ISOLATION=required", "MEMORY=512", "SEED=ab12").endswith(
+        "scripts/grade.py class --out build/grades --timeout 10 --isolation required --memory 512 --seed ab12")
     for target in ("class", "student"):
         assert dry_run(target).endswith("scripts/student.py build/class --timeout 10")
     assert dry_run("class", "CLASS=/srv/course", "TIMEOUT=4").endswith("scripts/student.py /srv/course --timeout 4")

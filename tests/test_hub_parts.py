@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import learner  # noqa: E402
 from coursehub import environment, feedback  # noqa: E402
-from coursehub.package import write_package  # noqa: E402
+from classroom.package import write_package  # noqa: E402
+from coursehub.package import BESIDE, write_beside  # noqa: E402
 from coursehub.roster import Member, read_roster  # noqa: E402
 
 
@@ -43,15 +44,16 @@ def test_a_bad_roster_line_is_named(tmp_path, text, fault):
     assert fault in str(raised.value)
 
 
-def test_the_class_edition_of_the_package_leaves_the_answers_and_the_verdict_code_out(tmp_path):
-    package = write_package(tmp_path / "package")
-    written = {p.relative_to(package / "workbook").as_posix() for p in (package / "workbook").rglob("*") if p.is_file()}
-    source = {p.relative_to(ROOT / "workbook").as_posix() for p in (ROOT / "workbook").rglob("*")
-              if p.is_file() and "__pycache__" not in p.parts}
-    left_out = {name for name in source if name == "exercises/answers.json" or name.startswith("exercises/checks/")}
-    assert "exercises/answers.json" in left_out
-    assert written == source - left_out
-    assert "workbook.exercises" not in (package / "pyproject.toml").read_text()  # no package data
+def test_the_class_edition_on_the_hub_holds_no_answer_and_what_its_chapters_read(tmp_path):
+    write_package(tmp_path)
+    write_beside(tmp_path)
+    written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert not [name for name in written if name.startswith(("workbook/exercises/checks", "workbook/exercises/answers"))]
+    assert {"tests/spec_reference.py", "tests/test_store.py", "docs/bench/results.json"} <= written
+    assert not [name for name in written if name.startswith("tests/") and name not in BESIDE]
+    for path in (tmp_path / "notebooks").glob("*.ipynb"):
+        assert "### BEGIN SOLUTION" not in path.read_text(), path.name
+    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 6
 
 
 def test_a_feedback_page_escapes_what_it_quotes():

@@ -86,3 +86,22 @@ def test_no_live_widget_is_stored_only_its_static_fallback(notebook):
     for cell in stored["cells"]:
         for output in cell.get("outputs", []):
             assert "application/vnd.jupyter.widget-view+json" not in output.get("data", {})
+
+
+def test_the_python_that_made_the_outputs_is_recorded_once_and_chapter_1_shows_it():
+    # Chapter 1 prints the Python the stored outputs were made with, read from its notebook's
+    # metadata, and (in a cell nbval does not compare) the Python running it. Both stored
+    # outputs must name the Python every notebook records, or the figure is stale.
+    made_by = {p.name: json.loads(p.read_text())["metadata"]["language_info"]["version"]
+               for p in NOTEBOOKS}
+    assert len(set(made_by.values())) == 1, (
+        f"the notebooks were executed by different Pythons ({made_by}): run make notebooks")
+    [version] = set(made_by.values())
+    cells = {c["id"]: c for c in json.loads(CHAPTERS[0].read_text())["cells"]}
+    recorded = "".join(cells["c01-001a"]["outputs"][0]["text"])
+    assert f"the stored outputs were made by Python {version}\n" in recorded, (
+        "chapter 1 names another Python than the one its notebook records: run make notebooks again")
+    assert "nbval-ignore-output" in cells["c01-001b"]["metadata"]["tags"]
+    [running] = cells["c01-001b"]["outputs"]
+    assert "".join(running["data"]["text/plain"]) == repr(version), (
+        "chapter 1's stored 'running' Python is not the one that made the outputs: run make notebooks")

@@ -2,6 +2,7 @@
 
 Modules:
 
+- `workbook.exercises.checks.ch6`: Checks of chapter 6's exercises: a test that kills a broken store and passes on correct ones.
 - `workbook.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 - `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
 - `workbook.timeline`: Watch the store over time: present rows, visible records and the gap between."""

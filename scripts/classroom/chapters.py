@@ -31,6 +31,7 @@ GRADED = (
 REGION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.M | re.S)
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
 CHECK_CALL = re.compile(r"\bq\d+\.check\(")
+EXERCISES = re.compile(r"^## Exercises[ \t]*$", re.M)  # the heading that opens a chapter's exercises
 
 
 def stubbed(source):
@@ -124,6 +125,16 @@ class Chapter:
 
     def code_cells(self):
         return [cell for cell in self.notebook.cells if cell.get("cell_type") == "code"]
+
+    def exercise_cells(self):
+        """The code cells after the markdown heading "## Exercises": the exercise section, whose
+        first cell imports everything its exercises use, so that it runs on its own."""
+        cells = self.notebook.cells
+        start = next((index for index, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
+                      and EXERCISES.search(cell.get("source", ""))), None)
+        if start is None:
+            raise ValueError(f"{self.filename}: no markdown cell opens with the heading '## Exercises'")
+        return [cell for cell in cells[start:] if cell.get("cell_type") == "code"]
 
 
 def parse_check(source, where):

@@ -11,13 +11,16 @@ import csv
 import io
 import json
 import re
+import secrets
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from classroom.chapters import own_cell, stubbed
-from classroom.runner import Job, Runner
+from classroom.judge.sandboxes import Sandboxes, isolation_here
+from classroom.judge.session import Job, run_all
+from classroom.sandbox.jail import Limits
 from classroom.submissions import answers, students
 
 STATUSES = ("correct", "not yet", "not attempted", "error", "missing", "ungradable")
@@ -76,6 +79,8 @@ class Gradebook:
     grades: list
     limit: float
     parallel: int
+    isolation: object = None   # judge.sandboxes.Isolation
+    seed: str = ""             # of the cases the checks added to the chapters' own
     seconds: float = 0.0
     chapters_run: int = 0
     peak: int = 0
@@ -88,11 +93,12 @@ class Gradebook:
 # ------------------------------------------------------------------------------ the plan
 
 def plan(chapter, found):
-    """The chapter's code cells up to its last check, with the student's answers in place of the
-    author's and the instructor's check in place of each check cell."""
+    """The chapter's exercise section (its code cells from the heading "## Exercises" up to its
+    last check), with the student's answers in place of the author's and the instructor's check
+    in place of each check cell. The section's first cell imports what its exercises use."""
     answer_of = {e.answer_id: e for e in chapter.exercises}
     check_of = {e.check_id: e for e in chapter.exercises}
-    cells = chapter.code_cells()
+    cells = chapter.exercise_cells()
     last = max(i for i, cell in enumerate(cells) if cell.get("id") in check_of)
     items = []
     for cell in cells[:last + 1]:
@@ -227,23 +233,35 @@ def mark(exercise, status, sentence, hint=None):
 
 # ------------------------------------------------------------------------------ the class
 
-def grade_class(folder, chapters, limit=10, parallel=2, known=None):
+def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=None,
+                limits=Limits(), seed=None):
     """Grade every student of the class folder on `chapters`; returns a Gradebook. `known`: every
-    chapter a notebook may be, when `chapters` is only some of them (their notebooks are skipped)."""
+    chapter a notebook may be, when `chapters` is only some of them (their notebooks are skipped).
+    `isolation` (judge.sandboxes.Isolation): how the sandboxes are made. `seed`: the cases the
+    checks add to the chapters' own (a fresh secret one when None)."""
     if limit <= 0:
         raise ValueError("timeout: the per-cell limit must be a positive number of seconds")
     started = time.monotonic()
-    roster = students(folder, chapters, known)
-    jobs, found_by_key = [], {}
-    for student in roster:
-        for chapter in chapters:
-            if chapter.stem in student.notebooks:
-                found = answers(student.notebooks[chapter.stem][1], chapter)
-                job = Job((student.name, chapter.stem), plan(chapter, found))
-                found_by_key[job.key] = found
-                jobs.append(job)
-    runner = Runner(limit, parallel)
-    runner.run(jobs)
+    isolation = isolation or isolation_here()
+    # The zygote starts before any submission is read, so no sandbox can find one in memory.
+    sandboxes = Sandboxes(isolation, limits)
+    try:
+        roster = students(folder, chapters, known)
+        jobs, found_by_key = [], {}
+        for student in roster:
+            for chapter in chapters:
+                if chapter.stem in student.notebooks:
+                    found = answers(student.notebooks[chapter.stem][1], chapter)
+                    job = Job((student.name, chapter.stem), plan(chapter, found))
+                    found_by_key[job.key] = found
+                    jobs.append(job)
+        seed = seed or secrets.token_hex(16)
+        peak = run_all(sandboxes, jobs, limit, parallel, seed)
+    finally:
+        left = sandboxes.finish()
+    if left:
+        raise RuntimeError(f"{left} sandboxed processes outlived their chapters and could not be "
+                           "killed; no gradebook was written")
     finished = {job.key: job for job in jobs}
     grades = []
     for student in roster:
@@ -262,27 +280,32 @@ def grade_class(folder, chapters, limit=10, parallel=2, known=None):
                                              f"({chapter.stem}) was submitted.")
                           for e in chapter.exercises]
         grades.append(Grades(student.name, marks, notes))
-    return Gradebook(chapters, grades, limit, runner.parallel, time.monotonic() - started,
-                     len(jobs), runner.peak)
+    return Gradebook(chapters, grades, limit, parallel, isolation, seed, time.monotonic() - started,
+                     len(jobs), peak)
 
 
 # ------------------------------------------------------------------------------ the files
 
+def isolated(book):
+    """The gradebook's last column: whether the grades were computed with isolation."""
+    return "isolated" if book.isolation.complete else "NOT ISOLATED: not tamper-proof"
+
+
 def csv_text(book):
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student"] + [e.number for e in book.exercises] + ["total", "maximum"])
+    writer.writerow(["student"] + [e.number for e in book.exercises] + ["total", "maximum", "isolation"])
     for grades in book.grades:
         writer.writerow([clean(grades.student)] + [m.points for m in grades.marks]
-                        + [grades.points, grades.maximum])
+                        + [grades.points, grades.maximum, isolated(book)])
     return buffer.getvalue()
 
 
-def feedback_text(grades, chapters):
+def feedback_text(grades, chapters, isolation):
     numbers = ", ".join(str(chapter.number) for chapter in chapters)
     lines = [f"{clean(grades.student)}: {grades.points} of {grades.maximum} points",
              f"Chapters graded: {numbers}. Graded with the instructor's own set-up and checks; from "
-             "your notebooks only the answer cells were taken.", ""]
+             "your notebooks only the answer cells were taken.", isolation.sentence(), ""]
     for m in grades.marks:
         lines.append(f"{m.exercise:>5}  {m.points:>2} of {m.maximum:<2}  {m.verdict()}")
     if grades.notes:
@@ -294,7 +317,9 @@ def as_json(book):
     return {
         "chapters": [chapter.stem for chapter in book.chapters],
         "run": {"jobs": book.parallel, "peak": book.peak, "chapters": book.chapters_run,
-                "timeout_seconds": book.limit},
+                "timeout_seconds": book.limit, "seed": book.seed},
+        "isolation": {"mode": book.isolation.mode, "complete": book.isolation.complete,
+                      "reason": book.isolation.reason, "sentence": book.isolation.sentence()},
         "students": [{"student": clean(g.student), "points": g.points, "maximum": g.maximum,
                       "exercises": [asdict(m) for m in g.marks], "notes": g.notes}
                      for g in book.grades],
@@ -310,7 +335,8 @@ def write(book, out):
     shutil.rmtree(feedback, ignore_errors=True)
     feedback.mkdir()
     for grades in book.grades:
-        (feedback / f"{grades.student}.txt").write_text(feedback_text(grades, book.chapters))
+        (feedback / f"{grades.student}.txt").write_text(feedback_text(grades, book.chapters,
+                                                                      book.isolation))
     return out
 
 
@@ -325,4 +351,5 @@ def summary(book, out):
     lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} "
                  f"graded in {book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")
+    lines.append(book.isolation.sentence())
     return "\n".join(lines)

@@ -18,6 +18,13 @@ exactly the points `make grade` does. The author's notebooks stay free of grade 
 The chapter's exercises introduction (the markdown cell with the heading "## Exercises") gains
 FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and that `make grade`
 runs answer cells only, so a helper defined in a cell of its own would be missing there.
+
+    OUT/package/                      the class edition of the `workbook` package, for the
+                                      students' environment (`pip install OUT/package`): the
+                                      package without its checks (workbook/exercises/checks/) and
+                                      without the worked answers (answers.json), so that nothing
+                                      a student's code can read there gives an answer away. The
+                                      grader's sandbox sees the same edition (write_package).
 """
 import copy
 import re
@@ -26,16 +33,17 @@ from pathlib import Path
 
 import nbformat
 
-from classroom.chapters import GRADED, SOURCE, graded_chapters, stubbed
+from classroom.chapters import EXERCISES, GRADED, SOURCE, graded_chapters, stubbed
+from classroom.package import write_package
 
 COURSE_ID = "agent-memory-workbook"
 
-EXERCISES_HEADING = re.compile(r"^## Exercises[ \t]*$", re.M)
 FOR_GRADING = ("**For grading:** write each answer where its cell says `____` or "
                "`# YOUR CODE HERE`, and delete the stub's `raise NotImplementedError()`: an answer "
-               "cell that still raises earns nothing. Only your answer cells are graded, run inside "
-               "the chapter's own cells, so keep everything an answer needs beyond what the chapter "
-               "defines (a helper function, an import, a constant) inside that answer cell.")
+               "cell that still raises earns nothing. Only your answer cells are graded, run after "
+               "the first cell of these exercises, so keep everything an answer needs beyond what "
+               "that cell imports (a helper function, an import, a constant) inside that answer "
+               "cell.")
 
 HIDDEN_TESTS = '''\
 ### BEGIN HIDDEN TESTS
@@ -75,7 +83,7 @@ def release_notebook(chapter, solutions):
     answers = {e.answer_id: e for e in chapter.exercises}
     checks = {e.check_id: e for e in chapter.exercises}
     introductions = [cell for cell in notebook.cells
-                     if cell.cell_type == "markdown" and EXERCISES_HEADING.search(cell.source)]
+                     if cell.cell_type == "markdown" and EXERCISES.search(cell.source)]
     if len(introductions) != 1:
         raise ValueError(f"{chapter.filename}: expected one markdown cell with the heading "
                          f"'## Exercises', found {len(introductions)}")
@@ -113,7 +121,7 @@ def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
     out = Path(out)
     # Only what this writes is replaced: nbgrader's own state in the same folder (gradebook.db,
     # release/, submitted/, autograded/, feedback/) survives a second make class.
-    for mine in ("source", "handout"):
+    for mine in ("source", "handout", "package"):
         shutil.rmtree(out / mine, ignore_errors=True)
     (out / "handout").mkdir(parents=True)
     (out / "nbgrader_config.py").write_text(CONFIG.format(course=COURSE_ID, timeout=timeout))
@@ -126,4 +134,5 @@ def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
         nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
                        out / "handout" / chapter.filename)
         written.append(chapter.filename)
+    write_package(out / "package")
     return written

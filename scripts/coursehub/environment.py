@@ -129,7 +129,8 @@ def install_package(env, tree, write_package, environment=None, uv=None):
     from coursehub.package import write_beside
     tree = Path(tree)
     with tempfile.TemporaryDirectory() as scratch:
-        fresh = write_package(Path(scratch) / "package")
+        fresh = Path(scratch) / "package"
+        write_package(fresh)  # scripts/classroom/package.py: fresh/workbook and fresh/pyproject.toml
         write_beside(fresh)
         want = digest(fresh)
         stamp = Path(env) / ".package"

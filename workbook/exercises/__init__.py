@@ -13,13 +13,20 @@ NotYet with one sentence when the answer is wrong; anything else the learner's c
 a loop that never ends and an interrupt all become a one-sentence verdict too, never a
 traceback.
 
+Each chapter's module (ch1.py ... ch6.py) holds what an exercise asks: its task, hints, points
+and any data the question shows. What decides a verdict lives apart, in the checks package
+(checks/ch1.py ...), imported only when a check runs: the class and grading editions of the
+package leave that package and answers.json out, so that nothing a student's code can read
+there gives an answer away. In those editions check() says that the grader will judge it.
+
 The worked answers are not attributes of an exercise: `make export` copies them out of the
 chapters' solution cells into answers.json, and solution() reads that file when asked. That
 keeps them off the screen (no repr, tab completion or error shows them), but hidden is not
-secret: anyone can open the file.
+secret: in the self-study edition anyone can open the file.
 """
 import base64
 import functools
+import importlib
 import json
 import os
 import signal
@@ -28,7 +35,7 @@ import threading
 from dataclasses import dataclass, field
 from importlib import resources
 
-__all__ = ["Exercise", "NotYet", "Verdict", "____"]
+__all__ = ["Exercise", "InChecks", "NotYet", "Verdict", "____"]
 
 SECONDS = 5  # the default time limit of one check; WORKBOOK_CHECK_SECONDS changes it
 
@@ -44,6 +51,28 @@ class NotAttempted(BaseException):
 
 class OutOfTime(BaseException):
     """The check's time limit passed. A BaseException, so `except Exception` cannot swallow it."""
+
+
+class ChecksAbsent(Exception):
+    """This edition of the package has no checks package: the class and grading editions."""
+
+
+@dataclass(frozen=True)
+class InChecks:
+    """A function of the checks package, `workbook.exercises.checks.<chapter>.<name>`, imported
+    when it is first called, so that a chapter's module imports without it."""
+    chapter: str
+    name: str
+
+    def __call__(self, *args, **kwargs):
+        module = f"{__name__}.checks.{self.chapter}"
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name in (f"{__name__}.checks", module):
+                raise ChecksAbsent() from None
+            raise
+        return getattr(found, self.name)(*args, **kwargs)
 
 
 class Placeholder:
@@ -160,6 +189,10 @@ class Verdict:
 BLANK = "Replace the ____ with your answer, run that cell, then run this check again."
 BLANK_AND_STUB = ("Replace the ____ with your answer and delete any raise NotImplementedError() "
                   "line, run that cell, then run this check again.")
+ELSEWHERE = ("this copy of the workbook holds no checks, so that nothing in it gives an answer "
+             "away: your instructor's grader checks this answer when you hand in your work.")
+NOT_SHOWN = ("this copy of the workbook does not run the real sequence, so that nothing in it "
+             "gives an answer away: your instructor's feedback compares your prediction with it.")
 RAISED = ("the cell you ran just before this check raised an error, so a grader would not count "
           "its answer (a leftover raise NotImplementedError() counts too); fix it, run it, then "
           "run this check again.")
@@ -195,14 +228,26 @@ class Exercise:
     seconds: float = None   # this check's time limit, if it needs more than the default
     reveal: object = field(default=None, repr=False)  # reveal(answer): shown once attempted
 
-    def verdict(self, answer=None, seconds=None):
+    def verdict(self, answer=None, seconds=None, rng=None):
+        """The verdict on `answer`, which runs in this process under the check's time limit.
+        `rng` (a random.Random) lets the check add cases of its own choosing to the chapter's;
+        the grader passes one seeded at grading time, so no answer can know them in advance."""
+        limit = seconds or self.seconds or time_limit()
+        return self.decide(answer, limit, lambda answer: within(limit, self.run, answer, rng))
+
+    def run(self, answer, rng=None):
+        """The checker on `answer`: its sentence of praise, or NotYet with the reason."""
+        return self.checker(answer) if rng is None else self.checker(answer, rng=rng)
+
+    def decide(self, answer, limit, attempt):
+        """The verdict from `attempt(answer)`, which runs the checker: verdict() runs it here,
+        the grader runs it where the answer is a stand-in for code in a sandbox."""
         if answer is None or answer is Ellipsis or holds_placeholder(answer):
             return Verdict(self.number, "not attempted", BLANK)
         if callable(answer):
             answer = unless_blank(answer)
-        limit = seconds or self.seconds or time_limit()
         try:
-            praise = within(limit, self.checker, answer)
+            praise = attempt(answer)
         except NotYet as reason:
             return Verdict(self.number, "not yet", str(reason))
         except NotAttempted:
@@ -218,12 +263,18 @@ class Exercise:
             return Verdict(self.number, "not yet",
                            "the check was interrupted before your answer finished; run it again "
                            f"and it stops by itself after {plural(limit)}.")
+        except ChecksAbsent:
+            raise
         except Exception as error:  # the learner's code failed: say how, without a traceback
             return Verdict(self.number, "not yet", f"running your answer raised {raised(error)}")
         return Verdict(self.number, "correct", praise)
 
     def check(self, answer=None, seconds=None):
-        verdict = self.verdict(answer, seconds)
+        try:
+            verdict = self.verdict(answer, seconds)
+        except ChecksAbsent:
+            print(f"Exercise {self.number}: {ELSEWHERE}")
+            return
         if the_cell_before_raised():
             # As a grader sees it (make grade, nbgrader): an answer cell that raised counts for
             # nothing, even if it set the answer before it raised.
@@ -238,7 +289,13 @@ class Exercise:
             print(f"Exercise {self.number}: make your prediction first; this cell then shows "
                   "the real outcome beside it.")
             return None
-        return self.reveal(answer)
+        try:
+            return self.reveal(answer)
+        except NotYet as reason:
+            print(f"Exercise {self.number}: {reason}")
+        except ChecksAbsent:
+            print(f"Exercise {self.number}: {NOT_SHOWN}")
+        return None
 
     def hint(self, level=1):
         if not self.hints:
@@ -252,7 +309,10 @@ class Exercise:
               f"{self.hints[level - 1]}{more}")
 
     def solution(self):
-        if os.environ.get("WORKBOOK_HIDE_SOLUTIONS") == "1":
+        hidden = os.environ.get("WORKBOOK_HIDE_SOLUTIONS") == "1"
+        if not hidden and not resources.files(__name__).joinpath("answers.json").is_file():
+            hidden = True  # the class and grading editions ship no worked answers
+        if hidden:
             print(f"Exercise {self.number}: solutions are hidden in this edition; ask your instructor.")
             return
         print(f"Exercise {self.number}, a solution:\n\n{answers()[self.number].strip()}")
