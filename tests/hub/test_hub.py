@@ -396,8 +396,8 @@ def test_a_student_cannot_open_another_students_files_by_url(hub, people):
         assert answer.status in (302, 403, 404) or "/hub/" in (answer.headers.get("location") or ""), path
         assert answer.status != 200, path
     page.goto(hub.url(f"/user/{GRACE}/lab"))
-    page.wait_for_load_state()
-    assert f"/user/{GRACE}/lab" not in page.url or "403" in page.content()
+    expect(page.locator("h1")).to_contain_text(f"403 : You do not have permission to access Server at /user/{GRACE}/",
+                                                timeout=WAIT)
     shot(page, "11-other-students-url")
     # through the student's own server, the contents API stays inside the student's home
     answer = page.request.get(hub.url(f"/user/{ADA}/api/contents/..%2F{GRACE}"))
@@ -455,6 +455,13 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     assert found.returncode != 0 and found.stdout == "", found.stdout  # 1: none; 2: some unreadable
 
 
+def server_of(name):
+    """The pids of the person's single-user server processes."""
+    uid = pwd.getpwnam(name).pw_uid
+    found = subprocess.run(["pgrep", "-u", str(uid), "-f", "jupyterhub-singleuser"], capture_output=True, text=True)
+    return found.stdout.split()
+
+
 def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, people):
     found = exercises()
     page = people(ADA)
@@ -477,9 +484,15 @@ def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, p
     assert setup.returncode == 0, setup.stdout + setup.stderr
     page.goto(hub.url("/hub/home"))
     page.locator("#stop").click()
-    expect(page.locator("#start")).to_be_visible(timeout=WAIT)
+    expect(page.locator("#stop")).to_be_hidden(timeout=SPAWN)
+    deadline = time.monotonic() + 120
+    while server_of(ADA):  # the hub says stopped once the process is gone; wait for the process
+        assert time.monotonic() < deadline, "the student's server outlived Stop My Server"
+        time.sleep(0.3)
     shot(page, "13-server-stopped")
-    page.locator("#start").click()
+    page.goto(hub.url("/hub/spawn"))  # what Start My Server links to
+    lab_is_open(page)
+    page.goto(hub.url(f"/user/{ADA}/lab/tree/workbook/{CHAPTER}.ipynb"))
     lab_is_open(page)
     expect(page.locator(".jp-NotebookPanel:visible")).to_contain_text("A sentence the author added", timeout=WAIT)
     shot(page, "14-after-restart-and-update")
