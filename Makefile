@@ -15,7 +15,7 @@ LAB_PORT ?= 8888
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: lab lab-update author test venv export notebooks class student grade grade-demo test-nbgrader pins bench \
-        bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub
+        bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub bench-hub-record
 
 venv:
 	@scripts/venv
@@ -184,6 +184,11 @@ bench-hub: venv
 	@scripts/install-browser
 	@scripts/install-node
 	$(PY) -m bench.hub
+
+# The same, then kept in docs/bench/ (hub.json, hub.md), which the README quotes.
+bench-hub-record: bench-hub
+	mkdir -p docs/bench
+	cp build/bench/hub.json build/bench/hub.md docs/bench/
 
 .PHONY: test-browser html
 test-browser: venv

@@ -49,8 +49,11 @@ from hub_tree import copy_tree, free_port  # noqa: E402
 
 SHOTS = ROOT / "build" / "hub"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
+# every page renders, although only one is in front: JupyterLab lays out on animation frames
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+                 "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                 "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
+                 "--disable-backgrounding-occluded-windows"]
 INSTRUCTOR = "hubtest-teacher"
 STUDENTS = {"hubtest-ada": "Ada Lovelace", "hubtest-grace": "Grace Hopper", "hubtest-alan": "Alan Turing"}
 ADA, GRACE, ALAN = STUDENTS
