@@ -16,7 +16,8 @@ def installed(venv):
     """name -> version of every distribution in the venv, as the lock names them."""
     script = ("import importlib.metadata as m, json; print(json.dumps({d.metadata['Name']: d.version "
               "for d in m.distributions()}))")
-    done = subprocess.run([str(Path(venv) / "bin" / "python"), "-c", script], capture_output=True, text=True,
+    # -I: not the current folder on sys.path (a workbook.egg-info there would be listed too)
+    done = subprocess.run([str(Path(venv) / "bin" / "python"), "-I", "-c", script], capture_output=True, text=True,
                           check=True)
     import json
     return {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in json.loads(done.stdout).items()
