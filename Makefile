@@ -15,7 +15,7 @@ LAB_PORT ?= 8888
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: lab lab-update author test venv export notebooks class student grade grade-demo test-nbgrader pins bench \
-        bench-record bench-peers bench-setup bench-postgres bench-postgres-record
+        bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub bench-hub-record
 
 venv:
 	@scripts/venv
@@ -33,6 +33,9 @@ lab-update: venv
 author: venv
 	scripts/lab --author --port=$(LAB_PORT)
 
+# tests/nbgrader, tests/hub and tests/red_team are the slow suites of make test-nbgrader,
+# make test-hub and make test-grader.
+SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
 # workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
@@ -41,7 +44,7 @@ author: venv
 COLOR = auto
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR) $(SLOW_TESTS)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
@@ -103,14 +106,17 @@ grade-demo: venv
 	$(PY) scripts/classroom/students.py build/demo-class
 	$(PY) scripts/grade.py build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
 
-# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv): generate_assignment gives
-# the hand-out, autograde and export award the same points as make grade on the same class
-# (course/; a few minutes). Also checks how nbval reports a failing cell, as docs/instructors.md says.
+# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv, every package from the lock
+# hub/requirements.txt): generate_assignment gives the hand-out, autograde and export award the
+# same points as make grade on the same class (tests/nbgrader/; a few minutes). Also checks how
+# nbval reports a failing cell, as docs/instructors.md says, and that two installs of the venv
+# from empty caches give the same versions.
 test-nbgrader: venv
 	@scripts/nbgrader-venv
-	$(PY) -m pytest course -q -p no:cacheprovider
+	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
 
-# Re-resolve requirements.txt from pyproject.toml's dependency lists (needs the package registry).
+# Re-resolve requirements.txt and the course lock hub/requirements.txt from pyproject.toml's
+# dependency lists (needs the package registry).
 pins:
 	@scripts/pins
 
@@ -168,7 +174,41 @@ bench-peers: venv
 # the copy survives a second make lab, a changed chapter and make lab-update, and make test's
 # command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
 # html: the static edition, readable offline, in build/html/.
-.PHONY: test-browser html test-a11y
+# A course on a real JupyterHub on this machine (docs/hub.md), as root: one account per ROSTER line
+# and one for INSTRUCTOR, each student's learner's copy, nbgrader's exchange; prints the URL and
+# how to log in, then runs until Ctrl+C. hub-feedback hands make grade's verdicts back through
+# the exchange. test-hub: the course round trip in headless Chromium; bench-hub: 10 students at once.
+HUB_DIR ?= /srv/agent-memory-hub
+HUB_HOMES ?= /home
+ROSTER ?= hub/roster.example.csv
+INSTRUCTOR ?= instructor
+HUB_IP ?= 127.0.0.1
+HUB_PORT ?= 8000
+HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
+              --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
+hub: venv
+	@scripts/install-node
+	$(PY) scripts/hub.py start $(HUB_OPTIONS)
+
+hub-feedback: venv
+	$(PY) scripts/hub.py feedback --dir $(HUB_DIR) --grades $(GRADES)
+
+test-hub: venv
+	@scripts/install-browser
+	@scripts/install-node
+	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
+
+bench-hub: venv
+	@scripts/install-browser
+	@scripts/install-node
+	$(PY) -m bench.hub
+
+# The same, then kept in docs/bench/ (hub.json, hub.md), which the README quotes.
+bench-hub-record: bench-hub
+	mkdir -p docs/bench
+	cp build/bench/hub.json build/bench/hub.md docs/bench/
+
+.PHONY: test-browser html test-a11y hub hub-feedback test-hub bench-hub bench-hub-record
 test-browser: venv
 	@scripts/install-browser
 	$(PY) -m pytest browser -q

@@ -3,6 +3,9 @@
     python scripts/learner.py sync [COPY]     make or refresh the copy (default: my-workbook/)
     python scripts/learner.py update [COPY]   take the newer chapters, keeping the answers
     python scripts/learner.py edition OUT     write the learner's edition alone into OUT
+    python scripts/learner.py sync|update COPY EDITION
+                                              the same from an edition written by `edition`
+                                              (a course hub: the students cannot read notebooks/)
 
 The learner's edition is the source chapter with its answers taken out:
 
@@ -37,6 +40,7 @@ from answers import REGION  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 COPY = ROOT / "my-workbook"
 MANIFEST = ".workbook.json"
+EDITION = ".learners-edition"  # marks a folder written by `edition`: its notebooks are taken as they are
 EARLIER = "earlier-versions"
 START = "00-start-here.md"
 UPDATES = "00-updates-available.md"
@@ -121,6 +125,25 @@ def learner_notebook(path):
     return notebook
 
 
+def edition_notebook(path):
+    """The learner's edition of one notebook: made from the source chapter, or read as it is
+    from a folder that `edition` wrote."""
+    if (Path(path).parent / EDITION).exists():
+        return nbformat.read(path, as_version=4)
+    return learner_notebook(path)
+
+
+def write_edition(out, source=ROOT / "notebooks"):
+    """The learner's edition of every chapter into `out`, marked as an edition; return them."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = chapters(source)
+    for path in written:
+        (out / path.name).write_text(text_of(learner_notebook(path)))
+    (out / EDITION).write_text("The learner's edition, written by scripts/learner.py edition.\n")
+    return written
+
+
 def chapters(source=ROOT / "notebooks"):
     """Every notebook of the source that a learner gets: the chapters and the appendices."""
     return sorted(Path(source).glob("*.ipynb"))
@@ -160,11 +183,13 @@ def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
     copy = Path(copy)
     copy.mkdir(parents=True, exist_ok=True)
     if not (copy / START).exists():
-        (copy / START).write_text(WELCOME)
+        # an edition may bring its own how-to file (a course hub's says how updates arrive there)
+        own = Path(source) / START
+        (copy / START).write_text(own.read_text() if own.exists() else WELCOME)
     manifest = read_manifest(copy)
     added, changed = [], []
     for path in chapters(source):
-        notebook = learner_notebook(path)
+        notebook = edition_notebook(path)
         text = text_of(notebook)
         target = copy / path.name
         if not target.exists():
@@ -210,7 +235,7 @@ def update(copy=COPY, source=ROOT / "notebooks", trust=False):
     for name in changed:
         target = copy / name
         old = nbformat.read(target, as_version=4)
-        fresh = learner_notebook(Path(source) / name)
+        fresh = edition_notebook(Path(source) / name)
         manifest[name] = digest(text_of(fresh))
         saved_earlier(copy, name).write_text(target.read_text())
         write_notebook(target, carried_over(fresh, old), trust)
@@ -223,17 +248,16 @@ def shown(path):
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
-def main(command="sync", where=None):
+def main(command="sync", where=None, edition=None):
     copy = Path(where).resolve() if where else COPY
+    source = Path(edition) if edition else ROOT / "notebooks"
     if command == "edition":
         out = Path(where)
-        out.mkdir(parents=True, exist_ok=True)
-        for path in chapters():
-            (out / path.name).write_text(text_of(learner_notebook(path)))
-        print(f"learner's edition: {len(chapters())} notebooks in {shown(out.resolve())}")
+        written = write_edition(out)
+        print(f"learner's edition: {len(written)} notebooks in {shown(out.resolve())}")
         return 0
     if command == "update":
-        updated = update(copy, trust=True)
+        updated = update(copy, source, trust=True)
         where = shown(copy)
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
@@ -244,7 +268,7 @@ def main(command="sync", where=None):
     if command != "sync":
         print(f"unknown command {command!r}: use sync, update or edition", file=sys.stderr)
         return 2
-    added, changed = sync(copy, trust=True)
+    added, changed = sync(copy, source, trust=True)
     where = shown(copy)
     if added:
         print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "

@@ -106,9 +106,12 @@ def test_the_workflow_runs_exactly_the_readmes_test_commands():
     assert re.search(r"\| anyone checking the workbook, or a course's CI \| `make test` \|", README)
     runs = [step["run"].removeprefix("sudo --preserve-env=UV_CACHE_DIR ")
             for step in steps(WORKFLOW) if "run" in step and "make " in step["run"]]
-    assert runs == ci_commands() and all(command in commands for command in runs)
+    # .ci/run also runs make test-hub (the course on JupyterHub, docs/hub.md); the workflow does
+    # not: it makes system users and a hub on the runner, which is not tried on GitHub
+    assert runs == [c for c in ci_commands() if c != "make test-hub"]
+    assert all(command in commands for command in runs)
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
-    assert ci == runs
+    assert [c for c in ci if c != "make test-hub"] == runs
 
 
 def test_the_grading_workflow_grades_isolated_on_the_runners_vm_and_uploads_only_what_the_grader_wrote():

@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import graded_chapters  # noqa: E402
 from classroom.release import write_release  # noqa: E402

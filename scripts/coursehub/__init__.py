@@ -1,0 +1,10 @@
+"""A course on a real JupyterHub (make hub; docs/hub.md): the roster and the students' system
+accounts, the environment their servers run in, nbgrader's exchange and the feedback it carries.
+
+    roster       the roster CSV: usernames and display names, checked at the boundary
+    accounts     one system user per student and the instructor, their private homes, first passwords
+    package      what the class edition of the package (classroom.package) needs beside it
+    environment  what the hub and the servers run: a world-readable Python, the course venv, the proxy
+    exchange     the instructor's nbgrader course folder and the exchange between them
+    feedback     make grade's verdicts as nbgrader feedback, released through the exchange
+"""

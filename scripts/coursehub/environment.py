@@ -1,0 +1,231 @@
+"""What the hub and every server on it run, in HUB_DIR, readable by every account.
+
+    HUB_DIR/python/     a copy of the interpreter the workbook runs on. The interpreters on the
+                        workbook's machine live in root's home, which no other account can enter,
+                        so a student's server could not start them where they are; the copy is
+                        world-readable, and its lib/ goes on LD_LIBRARY_PATH for its libpython.
+    HUB_DIR/env/        the course venv on that copy, installed with --no-deps from the lock,
+                        hub/requirements.txt (JupyterHub, nbgrader and its extensions, the
+                        workbook's lab and postgres packages), then the class edition of the
+                        package, editable from HUB_DIR/class-package/ (coursehub.package); the
+                        workbook's JupyterLab settings and nbgrader's course config
+    HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
+    HUB_DIR/tools/      scripts/learner.py (and answers.py, which it imports) and hub/start-server
+    HUB_DIR/proxy/      configurable-http-proxy from npm, as hub/package-lock.json locks it
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCK = ROOT / "hub" / "requirements.txt"
+VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
+# Parts of the standard library no server uses; site-packages stays empty (the venv has its own).
+STDLIB_SKIPPED = {"site-packages", "test", "idlelib", "tkinter", "turtledemo"}
+STUDENTS_OFF = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                "@jupyter/nbgrader:course-list"]
+SERVER_OFF = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+
+
+def digest(*paths):
+    hashed = hashlib.sha256()
+    for path in paths:
+        path = Path(path)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if "__pycache__" in file.parts:
+                continue
+            hashed.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+            hashed.update(file.read_bytes())
+    return hashed.hexdigest()[:16]
+
+
+def open_to_all(top):
+    """Every folder enterable and every file readable by all; executables stay executable."""
+    for folder, dirs, files in os.walk(top):
+        os.chmod(folder, 0o755)
+        for name in files:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
+
+
+def readable_python(dest):
+    """A copy of this interpreter (sys.base_prefix) in `dest` that every account may run."""
+    dest = Path(dest)
+    base = Path(sys.base_prefix)
+    stamp = dest / ".copied-from"
+    want = f"{base} {sys.version}"
+    if stamp.exists() and stamp.read_text() == want:
+        return dest / "bin" / VERSION
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "bin").mkdir(parents=True)
+    (dest / "lib").mkdir()
+    shutil.copy2(base / "bin" / VERSION, dest / "bin" / VERSION)
+    os.symlink(VERSION, dest / "bin" / "python3")
+    for library in sorted((base / "lib").glob("libpython3*.so*")):
+        shutil.copy2(library, dest / "lib" / library.name)  # follows links: each a file of its own
+    shutil.copytree(base / "lib" / VERSION, dest / "lib" / VERSION, symlinks=True,
+                    ignore=lambda folder, names: STDLIB_SKIPPED & set(names)
+                    if Path(folder) == base / "lib" / VERSION else set())
+    (dest / "lib" / VERSION / "site-packages").mkdir()
+    open_to_all(dest)
+    stamp.write_text(want)
+    return dest / "bin" / VERSION
+
+
+def run_with(python_lib):
+    """The environment for commands that start the copied interpreter."""
+    paths = [str(python_lib), *filter(None, [os.environ.get("LD_LIBRARY_PATH")])]
+    return dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(paths))
+
+
+def installer():
+    """uv as scripts/venv finds it (on PATH, or the one it keeps in build/uv), else None (pip)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    kept = ROOT / "build" / "uv" / "bin" / "uv"
+    return str(kept) if kept.exists() else None
+
+
+def install_lock(env, python, lock=LOCK, environment=None, uv=None):
+    """The venv `env` on `python` with exactly the lock's packages (--no-deps, then a check that
+    they satisfy one another); rebuilt only when the lock changed."""
+    env = Path(env)
+    stamp = env / ".lock"
+    want = digest(lock)
+    if stamp.exists() and stamp.read_text() == want:
+        return False
+    uv = uv or installer()
+    shutil.rmtree(env, ignore_errors=True)
+    run = dict(check=True, env=environment)
+    if uv:
+        subprocess.run([uv, "venv", "--quiet", "--python", str(python), str(env)], **run)
+        # --compile-bytecode: no account but root may write __pycache__ here, so without it
+        # every server would compile what it imports at every start (pip compiles by default)
+        subprocess.run([uv, "pip", "install", "--quiet", "--no-deps", "--compile-bytecode",
+                        "--python", str(env / "bin" / "python"), "--requirement", str(lock)], **run)
+        subprocess.run([uv, "pip", "check", "--quiet", "--python", str(env / "bin" / "python")], **run)
+    else:
+        print("uv not found: installing the course environment with pip (a few minutes)", file=sys.stderr)
+        subprocess.run([str(python), "-m", "venv", str(env)], **run)
+        pip = [str(env / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
+        subprocess.run([*pip, "install", "--quiet", "--no-deps", "--requirement", str(lock)], **run)
+        subprocess.run([*pip, "check"], **run)
+    stamp.write_text(want)
+    return True
+
+
+def install_package(env, tree, write_package, environment=None, uv=None):
+    """The class edition of the package in `tree` (with the files its chapters read beside it),
+    installed editable into `env`, so that workbook.__file__ is tree/workbook/; replaced when it
+    changed. Returns its digest."""
+    from coursehub.package import write_beside
+    tree = Path(tree)
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = Path(scratch) / "package"
+        write_package(fresh)  # scripts/classroom/package.py: fresh/workbook and fresh/pyproject.toml
+        write_beside(fresh)
+        want = digest(fresh)
+        stamp = Path(env) / ".package"
+        if stamp.exists() and stamp.read_text() == want and tree.exists():
+            return want
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(fresh, tree)
+    open_to_all(tree)
+    uv = installer() if uv is None else uv
+    python = str(Path(env) / "bin" / "python")
+    if uv:
+        command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",
+                   "--python", python, "--editable", str(tree)]
+    else:
+        command = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                   "--force-reinstall", "--editable", str(tree)]
+    subprocess.run(command, check=True, env=environment)
+    # compiled here, since no student may write its __pycache__; then readable like the rest
+    subprocess.run([python, "-m", "compileall", "-q", str(tree)], check=True, env=environment,
+                   stdout=subprocess.DEVNULL)
+    open_to_all(tree)
+    stamp.write_text(want)
+    return want
+
+
+def site_packages(env):
+    return Path(env) / "lib" / VERSION / "site-packages"
+
+
+def configure(env, exchange, course_id):
+    """The workbook's JupyterLab settings and nbgrader's course settings for every server in `env`;
+    the instructor's tools (formgrader, create assignment, course list) off for everyone, turned
+    back on in the instructor's own settings (exchange.instructor_settings)."""
+    env = Path(env)
+    settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
+    settings.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
+    config = env / "etc" / "jupyter"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "nbgrader_config.py").write_text(
+        "# The course on this hub (written by make hub): which course, and where nbgrader's exchange is.\n"
+        "c = get_config()  # noqa: F821\n"
+        f"c.CourseDirectory.course_id = {course_id!r}\n"
+        f"c.Exchange.root = {str(exchange)!r}\n")
+    # What `jupyter server extension disable --sys-prefix` and `jupyter labextension disable
+    # --level=sys_prefix` write, written directly: those commands take seconds each (they import
+    # every extension to validate it), and the second also locks the plugin.
+    for extension in SERVER_OFF:
+        (config / "jupyter_server_config.d" / f"{extension}.json").write_text(json.dumps(
+            {"ServerApp": {"jpserver_extensions": {extension: False}}}, indent=1) + "\n")
+    (config / "labconfig").mkdir(exist_ok=True)
+    (config / "labconfig" / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {plugin: True for plugin in STUDENTS_OFF}}, indent=1) + "\n")
+    open_to_all(env / "etc")
+    open_to_all(env / "share" / "jupyter" / "lab" / "settings")
+
+
+def install_proxy(proxy):
+    """configurable-http-proxy from npm, exactly as hub/package-lock.json locks it."""
+    proxy = Path(proxy)
+    command = proxy / "node_modules" / ".bin" / "configurable-http-proxy"
+    want = digest(ROOT / "hub" / "package-lock.json")
+    stamp = proxy / ".lock"
+    if command.exists() and stamp.exists() and stamp.read_text() == want:
+        return command
+    if not shutil.which("npm") or not shutil.which("node"):
+        raise RuntimeError("make hub needs Node.js and npm for JupyterHub's proxy "
+                           "(configurable-http-proxy): apt-get install nodejs npm")
+    shutil.rmtree(proxy, ignore_errors=True)
+    proxy.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(ROOT / "hub" / name, proxy / name)
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=proxy, check=True,
+                   stdout=subprocess.DEVNULL)
+    stamp.write_text(want)
+    return command
+
+
+def write_tools(tools, edition):
+    """scripts/learner.py and the start script for every server, and the learner's edition."""
+    tools, edition = Path(tools), Path(edition)
+    tools.mkdir(parents=True, exist_ok=True)
+    for name in ("learner.py", "answers.py"):
+        shutil.copy(ROOT / "scripts" / name, tools / name)
+    shutil.copy(ROOT / "hub" / "start-server", tools / "start-server")
+    shutil.copy(ROOT / "jupyterlab" / "workspace.json", tools / "workspace.json")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import learner
+    shutil.rmtree(edition, ignore_errors=True)
+    written = learner.write_edition(edition)
+    shutil.copy(ROOT / "hub" / "start-here.md", edition / learner.START)
+    open_to_all(tools)
+    open_to_all(edition)
+    return [path.name for path in written]
+
+
+def settings_json(path, settings):
+    Path(path).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,37 @@
+"""What the class edition of the package needs beside it on the hub.
+
+The students' kernels import the class edition of the `workbook` package, which
+scripts/classroom/package.py writes (write_package): no `workbook/exercises/answers.json` (the
+worked answers) and no `workbook/exercises/checks/` (the verdict code). There `solution()` says
+solutions are hidden, and a check says the answer is judged when graded.
+
+Some chapters read files of "the repository beside the package" (workbook.__file__'s
+parents[1]): chapters 1 and 6 the specification's code and tests (tests/spec_reference.py,
+tests/test_store.py), the appendices the recorded benchmarks (docs/bench/*.json) and the
+chapters' code cells (notebooks/). write_beside(dest) puts exactly those beside dest/workbook,
+with notebooks/ as the hand-out edition (the chapters' cells, no worked answers), so that the
+package installed editable from `dest` runs every chapter.
+"""
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BESIDE = ["tests/spec_reference.py", "tests/test_store.py", "docs/bench/results.json", "docs/bench/postgres.json"]
+
+
+def write_beside(dest, source=ROOT):
+    """The files the chapters read beside the package, into `dest` (beside dest/workbook)."""
+    import sys
+    sys.path.insert(0, str(Path(source) / "scripts"))
+    import nbformat
+    from classroom.chapters import graded_chapters
+    from classroom.release import release_notebook
+    dest = Path(dest)
+    for name in BESIDE:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(source) / name, dest / name)
+    (dest / "notebooks").mkdir(exist_ok=True)
+    for chapter in graded_chapters(Path(source) / "notebooks"):
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
+                       dest / "notebooks" / chapter.filename)
+    return dest

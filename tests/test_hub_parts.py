@@ -1,0 +1,115 @@
+"""The course hub's parts that need no root and no browser (make test-hub runs the whole hub):
+the roster's checks, the class edition of the package, the feedback pages, the learner's copy
+made from a ready edition, and the settings every server gets."""
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import learner  # noqa: E402
+from coursehub import environment, feedback  # noqa: E402
+from classroom.package import write_package  # noqa: E402
+from coursehub.package import BESIDE, write_beside  # noqa: E402
+from coursehub.roster import Member, read_roster  # noqa: E402
+
+
+def roster(tmp_path, text):
+    path = tmp_path / "roster.csv"
+    path.write_text(text)
+    return path
+
+
+def test_a_roster_with_a_header_comments_and_blank_lines(tmp_path):
+    path = roster(tmp_path, "username,display name\n# week 1\n\nada,Ada Lovelace\ngrace\n")
+    assert read_roster(path) == [Member("ada", "Ada Lovelace"), Member("grace", "")]
+
+
+@pytest.mark.parametrize("text, fault", [
+    ("ada\nAda\n", "line 2: username 'Ada' is not a portable Unix name"),
+    ("ada\n../etc\n", "line 2: username '../etc'"),
+    ("ada\n1ada\n", "line 2: username '1ada'"),
+    ("ada,Ada\nada,Again\n", "line 2: username 'ada' is already on line 1"),
+    ("ada,Ada,extra\n", "line 1: expected username and an optional display name, found 3 fields"),
+    ("ada,Ada: the first\n", "line 1: display name must be at most 64 characters without : , ="),
+    ("# nobody yet\n", "names no student"),
+    ("x" * 33 + "\n", "line 1: username"),
+])
+def test_a_bad_roster_line_is_named(tmp_path, text, fault):
+    with pytest.raises(ValueError) as raised:
+        read_roster(roster(tmp_path, text))
+    assert fault in str(raised.value)
+
+
+def test_the_class_edition_on_the_hub_holds_no_answer_and_what_its_chapters_read(tmp_path):
+    write_package(tmp_path)
+    write_beside(tmp_path)
+    written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert not [name for name in written if name.startswith(("workbook/exercises/checks", "workbook/exercises/answers"))]
+    assert {"tests/spec_reference.py", "tests/test_store.py", "docs/bench/results.json"} <= written
+    assert not [name for name in written if name.startswith("tests/") and name not in BESIDE]
+    for path in (tmp_path / "notebooks").glob("*.ipynb"):
+        assert "### BEGIN SOLUTION" not in path.read_text(), path.name
+    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 6
+
+
+def test_a_feedback_page_escapes_what_it_quotes():
+    marks = [{"exercise": "1.1", "chapter": "01-x", "points": 0, "maximum": 1, "status": "not yet",
+              "sentence": "payload rejects <b>it</b> & more."}]
+    page = feedback.page("ada", "01-x", marks)
+    assert "&lt;b&gt;it&lt;/b&gt; &amp; more." in page and "<b>it" not in page
+    assert "Score: 0 of 1" in page and "feedback for ada" in page
+
+
+def two_chapters(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in sorted((ROOT / "notebooks").glob("0[12]-*.ipynb")):
+        (source / path.name).write_text(path.read_text())
+    return source
+
+
+def test_a_copy_made_from_a_ready_edition_equals_one_made_from_the_source(tmp_path):
+    source, edition = two_chapters(tmp_path), tmp_path / "edition"
+    learner.write_edition(edition, source)
+    from_source, from_edition = tmp_path / "a", tmp_path / "b"
+    learner.sync(from_source, source)
+    learner.sync(from_edition, edition)
+    for path in sorted(from_source.glob("*.ipynb")):
+        assert (from_edition / path.name).read_text() == path.read_text(), path.name
+    assert json.loads((from_edition / learner.MANIFEST).read_text()) == json.loads(
+        (from_source / learner.MANIFEST).read_text())
+    # and a changed chapter in a new edition is an update that keeps the learner's answers
+    first = sorted(edition.glob("01-*.ipynb"))[0]
+    notebook = nbformat.read(first, as_version=4)
+    notebook.cells[0].source += "\n\nAdded later."
+    nbformat.write(notebook, first)
+    assert learner.sync(from_edition, edition) == ([], [first.name])
+    assert learner.update(from_edition, edition) == [first.name]
+
+
+def test_the_hub_edition_brings_its_own_how_to_file(tmp_path):
+    edition = tmp_path / "edition"
+    learner.write_edition(edition, two_chapters(tmp_path))
+    (edition / learner.START).write_text((ROOT / "hub" / "start-here.md").read_text())
+    learner.sync(tmp_path / "copy", edition)
+    assert "course hub" in (tmp_path / "copy" / learner.START).read_text()
+    assert "make lab" not in (tmp_path / "copy" / learner.START).read_text()
+
+
+def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
+    env = tmp_path / "env"
+    (env / "etc" / "jupyter" / "jupyter_server_config.d").mkdir(parents=True)
+    environment.configure(env, tmp_path / "exchange", "agent-memory-workbook")
+    page = json.loads((env / "etc" / "jupyter" / "labconfig" / "page_config.json").read_text())
+    assert page == {"disabledExtensions": {p: True for p in environment.STUDENTS_OFF}}
+    assert "@jupyter/nbgrader:assignment-list" not in page["disabledExtensions"]
+    for name in environment.SERVER_OFF:
+        server = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.d" / f"{name}.json").read_text())
+        assert server["ServerApp"]["jpserver_extensions"] == {name: False}
+    config = (env / "etc" / "jupyter" / "nbgrader_config.py").read_text()
+    assert "c.CourseDirectory.course_id = 'agent-memory-workbook'" in config
+    assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in config
