@@ -44,7 +44,7 @@ SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team
 COLOR = auto
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR) $(SLOW_TESTS)
+	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
