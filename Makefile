@@ -35,7 +35,7 @@ author: venv
 
 # tests/nbgrader, tests/hub and tests/red_team are the slow suites of make test-nbgrader,
 # make test-hub and make test-grader.
-SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team
+SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team --ignore=tests/grader
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
 # workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
@@ -91,12 +91,12 @@ grade: venv
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
 	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
 
-# The grader against a red team (tests/red_team/): 28 determined students, every answer wrong and
+# The grader against a red team (tests/red_team/): 40 determined students, every answer wrong and
 # a trick each, graded with an honest class in one run; every cheater must score 0 and every
 # honest student exactly what they earned (about two minutes; needs root and Linux namespaces).
 .PHONY: test-grader
 test-grader: venv
-	$(PY) -m pytest tests/red_team -q
+	$(PY) -m pytest -n auto --dist loadscope tests/grader tests/red_team -q
 
 # Try the grader on a generated class: eight students (right, blank, partly wrong, an error cell,
 # an endless loop, a loop that ignores the interrupt, one that floods its output, a tamperer)

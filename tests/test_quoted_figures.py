@@ -248,10 +248,20 @@ def collected_by_make_test(request):
     """How many tests `make test` collects: this session's, when it is that run."""
     if whole_run(request.config, notebooks=True):
         return len(request.session.items)
+    [slow] = re.findall(r"^SLOW_TESTS = (.*)$", (ROOT / "Makefile").read_text(), re.M)
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
-               "tests", "notebooks", "--nbval", "--nbval-current-env"]
+               "tests", "notebooks", "--nbval", "--nbval-current-env", *slow.split()]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     return int(re.search(r"(\d+) tests? collected", done.stdout)[1])
+
+
+def test_the_red_team_is_counted_where_it_is_quoted():
+    sys.path[:0] = [str(ROOT / "tests" / "red_team"), str(ROOT / "scripts")]
+    import cheaters
+    team = len(cheaters.cheaters(0)) + len(cheaters.FILES)
+    readme = quoted(README.read_text(), r"a red team of (\d+) determined students", "README.md")
+    guide = quoted((ROOT / "docs" / "instructors.md").read_text(), r"`make test-grader`: (\d+) determined", "instructors.md")
+    assert readme == guide == [team], "update the red team's size in README.md and docs/instructors.md"
 
 
 def test_readme_quotes_the_number_of_tests_make_test_runs(request):

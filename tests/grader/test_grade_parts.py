@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import grade  # noqa: E402
 from classroom.chapters import GRADED, SOURCE, own_cell, read_chapter, select, without_markers  # noqa: E402

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.chapters import SOURCE, read_chapter  # noqa: E402
 from classroom.gradebook import ONLY_ANSWER_CELLS  # noqa: E402
