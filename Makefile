@@ -33,9 +33,10 @@ lab-update: venv
 author: venv
 	scripts/lab --author --port=$(LAB_PORT)
 
-# tests/nbgrader, tests/hub and tests/red_team are the slow suites of make test-nbgrader,
-# make test-hub and make test-grader.
-SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team --ignore=tests/grader
+# tests/nbgrader, tests/hub, tests/red_team with tests/grader, and tests/tooling are the slow
+# suites of make test-nbgrader, make test-hub, make test-grader and make test-tooling.
+SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team --ignore=tests/grader \
+             --ignore=tests/tooling
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
 # workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
@@ -45,6 +46,13 @@ COLOR = auto
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
 	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
+
+# The tooling around the workbook (tests/tooling/): make test's own command run on a small
+# course laid out like this repository, as a CI log shows it (colour, whole differences,
+# scripts/nbval_cell.py), and every part of the benchmark (bench/) in miniature.
+.PHONY: test-tooling
+test-tooling: venv
+	$(PY) -m pytest -n auto --dist loadscope tests/tooling -q -p no:cacheprovider
 
 # Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
 # counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).

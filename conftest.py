@@ -5,7 +5,7 @@ cell that raises brings the kernel's traceback, which IPython colours for a note
 So the colour is decided once, as pytest decides it for itself (a terminal, or FORCE_COLOR,
 PY_COLORS, NO_COLOR), before nbval reads it; and without colour the escape codes of a kernel's
 traceback are taken out of the report. `make test COLOR=yes` (pytest's --color=yes) asks for
-colour anyway. This file must stand alone: tests/test_plain_output.py runs a copy of it.
+colour anyway. This file must stand alone: tests/tooling/test_plain_output.py runs a copy of it.
 """
 import re
 

@@ -2,7 +2,7 @@
 
 Same statements, same parameters, same transaction boundaries and the same
 compare-and-swap decisions as workbook.store, so both leave identical rows
-(tests/test_bench.py checks that). What the floor leaves out is everything the
+(tests/tooling/test_bench.py checks that). What the floor leaves out is everything the
 store adds on top of SQLite: identity, integer and payload validation (of arguments and
 of the stored row), JSON encoding on write (put takes the already-encoded body), and
 UTF-8/JSON decoding plus re-validation on read (get returns the raw row).

@@ -4,7 +4,7 @@ Used to hold a faster proposal (bench/proposal.diff, not adopted) to the rules: 
 every stored row the spec's get rejects, keep the store's own extra rules (revision and
 expires must be ints), accept and return the same values, raise the same messages, and
 encode every payload to the same bytes as json.dumps(sort_keys=True, ensure_ascii=True).
-Each check returns a list of mismatches (empty: none found). tests/test_bench.py runs
+Each check returns a list of mismatches (empty: none found). tests/tooling/test_bench.py runs
 them on the store itself (which must pass trivially) and on the proposal when it applies.
 """
 

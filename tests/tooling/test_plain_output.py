@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "instructors.md").read_text()
 ESCAPE = "\x1b["
 ROWS = [f"row {n}: value {n * n}" for n in range(12)]
