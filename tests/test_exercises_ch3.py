@@ -1,10 +1,21 @@
 """Chapter 3 checks: a right answer, typical wrong answers, and no answer."""
+import re
+
+from workbook.exercises import answers
 from workbook.exercises.ch3 import q1, q2, q3
 from workbook.records import get
 from workbook.validation import Conflict, identity
 from workbook.writes import put
 
 KEY = ("orchard", "fact", "visits")
+
+
+def test_the_hints_of_3_1_lead_to_the_answer_without_being_it():
+    # the ladder: hint 1 the idea, hint 2 the shape, solution() the code (issue 21, item 4)
+    code = {line.strip() for line in answers()["3.1"].splitlines() if len(line.strip()) > 8}
+    for hint in q1.hints:
+        assert "`" not in hint and not re.search(r"\b(for|range|continue|except|try)\b", hint), hint
+        assert not any(line in hint for line in code), hint
 
 
 def test_increment():

@@ -41,8 +41,15 @@ def test_prediction_with_the_wrong_number_or_shape():
 
 
 def test_prediction_table_never_shows_a_value():
-    shown = table(PREDICT).to_string()
+    shown = table(PREDICT).data.to_string()
     assert "expected current ttl 5" in shown and fact()["text"] not in shown
+
+
+def test_prediction_table_reads_left_aligned_without_an_index():
+    # issue 21, item 8: the default DataFrame output right-aligned the operations
+    html = table(PREDICT).to_html()
+    assert "text-align: left" in html and "text-align: right" not in html
+    assert "<th class=\"blank" not in html and ">put orchard / fact / note expected None ttl 5<" in html
 
 
 # Exercise 5.2

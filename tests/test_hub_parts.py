@@ -113,3 +113,5 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     config = (env / "etc" / "jupyter" / "nbgrader_config.py").read_text()
     assert "c.CourseDirectory.course_id = 'agent-memory-workbook'" in config
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in config
+    kernels = (env / "etc" / "ipython" / "ipython_kernel_config.py").read_text()
+    assert kernels == (ROOT / "scripts" / "ipython_kernel_config.py").read_text()

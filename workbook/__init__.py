@@ -3,6 +3,7 @@
 Modules:
 
 - `workbook.exercises.checks.ch6`: Checks of chapter 6's exercises: a test that kills a broken store and passes on correct ones.
+- `workbook.exercises.kernel`: A name the learner's kernel does not know, said in one sentence instead of a traceback.
 - `workbook.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 - `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
 - `workbook.figures`: A figure with its text alternative: the picture, a short ``alt`` and the full description.

@@ -161,13 +161,19 @@ def site_packages(env):
 
 
 def configure(env, exchange, course_id):
-    """The workbook's JupyterLab settings and nbgrader's course settings for every server in `env`;
-    the instructor's tools (formgrader, create assignment, course list) off for everyone, turned
-    back on in the instructor's own settings (exchange.instructor_settings)."""
+    """The workbook's JupyterLab and IPython kernel settings and nbgrader's course settings for
+    every server in `env`; the instructor's tools (formgrader, create assignment, course list)
+    off for everyone, turned back on in the instructor's own settings
+    (exchange.instructor_settings)."""
     env = Path(env)
     settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
     settings.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
+    # as scripts/venv does: the kernels load workbook.exercises.kernel, on in a learner's copy
+    # (~/workbook), where a name not defined yet is said in one sentence, not a traceback
+    kernels = env / "etc" / "ipython"
+    kernels.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "scripts" / "ipython_kernel_config.py", kernels / "ipython_kernel_config.py")
     config = env / "etc" / "jupyter"
     config.mkdir(parents=True, exist_ok=True)
     (config / "nbgrader_config.py").write_text(

@@ -175,6 +175,8 @@ class Verdict:
     exercise: str
     status: str  # "correct", "not yet" or "not attempted"
     sentence: str
+    # the name, when the answer raised NameError: check() then says what to run first
+    undefined: str = field(default=None, compare=False, repr=False)
 
     def __str__(self):
         if self.status == "not attempted":
@@ -269,7 +271,9 @@ class Exercise:
         except (SystemExit, GeneratorExit, *passes):
             raise
         except BaseException as error:  # the learner's code failed: say how, without a traceback
-            return Verdict(self.number, "not yet", f"running your answer raised {raised(error)}")
+            name = getattr(error, "name", None) if type(error) is NameError else None
+            return Verdict(self.number, "not yet", f"running your answer raised {raised(error)}",
+                           undefined=name)
         return Verdict(self.number, "correct", praise)
 
     def check(self, answer=None, seconds=None):
@@ -277,6 +281,12 @@ class Exercise:
             verdict = self.verdict(answer, seconds)
         except ChecksAbsent:
             print(f"Exercise {self.number}: {ELSEWHERE}")
+            return
+        from workbook.exercises.kernel import setup_missing
+        missing = setup_missing(self.number, verdict.undefined)
+        if missing:
+            # a right answer can call a name that the exercises' first cell imports, run later
+            print(f"Exercise {self.number}: {missing}")
             return
         if the_cell_before_raised():
             # As a grader sees it (make grade, nbgrader): an answer cell that raised counts for

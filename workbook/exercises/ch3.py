@@ -46,8 +46,9 @@ q1 = Exercise(
            "concurrent update.", InChecks("ch3", "check_increment"),
     hints=["Read with get, compute the new count from the value you read, and put it with the "
            "revision you read as expected.",
-           "Wrap read, compute and put in `for _ in range(5):`; on Conflict, `continue` "
-           "so the next attempt rereads. After the loop, raise Conflict."])
+           "One attempt is a read, a count and a put; a Conflict from the put means another "
+           "worker wrote first, so the next attempt starts again from a fresh read. Make a few "
+           "attempts, not endless ones, and raise when every one of them lost."])
 
 q2 = Exercise(
     "3.2", "Predict the outcome of each put in show_steps().", InChecks("ch3", "check_predictions"),

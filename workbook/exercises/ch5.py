@@ -3,12 +3,14 @@ Their checks: checks/ch5.py."""
 import pandas as pd
 
 from workbook.exercises import Exercise, InChecks
-from workbook.timeline import Forget, Get, Purge, Put, describe, fact
+from workbook.timeline import Forget, Get, Purge, Put, describe, fact, styled
 
 
 def table(scenario):
-    """A scenario as a small table: each operation's time and what it does (never a value)."""
-    return pd.DataFrame([(op.time, describe(op)) for op in scenario], columns=["time", "operation"])
+    """A scenario as a small table: each operation's time and what it does (never a value),
+    left-aligned and without an index, so that it reads down the page as the scenario does."""
+    return styled(pd.DataFrame([(op.time, describe(op)) for op in scenario],
+                               columns=["time", "operation"]))
 
 
 # ---------------------------------------------------------------- 5.1 predict a timeline
