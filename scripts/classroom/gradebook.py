@@ -301,14 +301,14 @@ def csv_text(book):
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student"] + [e.number for e in book.exercises] + ["total", "maximum", "isolation"])
     for grades in book.grades:
-        writer.writerow([clean(grades.student)] + [m.points for m in grades.marks]
+        writer.writerow([grades.student] + [m.points for m in grades.marks]
                         + [grades.points, grades.maximum, isolated(book)])
     return buffer.getvalue()
 
 
 def feedback_text(grades, chapters, isolation):
     numbers = ", ".join(str(chapter.number) for chapter in chapters)
-    lines = [f"{clean(grades.student)}: {grades.points} of {grades.maximum} points",
+    lines = [f"{grades.student}: {grades.points} of {grades.maximum} points",
              f"Chapters graded: {numbers}. Graded with the instructor's own set-up and checks; from "
              "your notebooks only the answer cells were taken.", isolation.sentence(), ""]
     for m in grades.marks:
@@ -325,7 +325,7 @@ def as_json(book):
                 "timeout_seconds": book.limit, "seed": book.seed},
         "isolation": {"mode": book.isolation.mode, "complete": book.isolation.complete,
                       "reason": book.isolation.reason, "sentence": book.isolation.sentence()},
-        "students": [{"student": clean(g.student), "points": g.points, "maximum": g.maximum,
+        "students": [{"student": g.student, "points": g.points, "maximum": g.maximum,
                       "exercises": [asdict(m) for m in g.marks], "notes": g.notes}
                      for g in book.grades],
     }
@@ -350,9 +350,9 @@ def counted(number, noun):
 
 
 def summary(book, out):
-    width = max([len(clean(g.student)) for g in book.grades] + [7])
+    width = max([len(g.student) for g in book.grades] + [7])
     lines = [f"{'student':<{width}}  points"]
-    lines += [f"{clean(g.student):<{width}}  {g.points:>3} of {g.maximum}" for g in book.grades]
+    lines += [f"{g.student:<{width}}  {g.points:>3} of {g.maximum}" for g in book.grades]
     lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} "
                  f"graded in {book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")

@@ -21,6 +21,7 @@ From a student's notebook only the answer cells are taken, one per exercise, fou
 When several cells qualify, the last one wins (nbgrader, too, keeps the last of duplicated ids).
 """
 import ast
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -131,6 +132,23 @@ def notebooks_under(folder):
     return found
 
 
+MOST_NAME = 100  # characters of a student's name as the gradebook shows it
+
+
+def shown(name):
+    """A student's name as the gradebook, the summary and the feedback file show it: every
+    character that does not print as itself (a control character, any whitespace but a plain
+    space, a backslash) written as an escape, so two folders whose names differ only there stay
+    two students; a name longer than MOST_NAME cut and told apart by a digest of the whole."""
+    text = "".join(c if c == " " or (c.isprintable() and not c.isspace() and c != "\\")
+                   else c.encode("unicode_escape").decode("ascii") if c != "\\" else "\\\\"
+                   for c in name)
+    if len(text) > MOST_NAME:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        text = f"{text[:MOST_NAME - 14]}..{digest}"
+    return text
+
+
 def students(folder, chapters, known=None):
     """The students of a class folder, sorted by name. `known`: every chapter a notebook may be
     (default: `chapters`), when only some of them are graded."""
@@ -155,7 +173,7 @@ def students(folder, chapters, known=None):
         found.setdefault(folder.resolve().name, (folder, []))[1].extend(own_folder)
     result = []
     for name in sorted(found):
-        student = Student(name)
+        student = Student(shown(name))
         base, paths = found[name]
         collect(student, paths, chapters, base, known)
         result.append(student)

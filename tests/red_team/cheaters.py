@@ -386,6 +386,28 @@ ROWS_TO_FILL_THE_GRADER = '''def last_visible(db, tenant, kind, key, start):
                    "INSERT INTO records SELECT 'zz' || abs(random()), 'fact', x, 1, 1, "
                    "printf('%.*c', 990000, 'x') FROM c")
     return None'''
+# The second attacker's: a chapter-6 test that opens files of the grader's through the store it
+# is lent (the store's connect ran in the judge, as root, on any path), a test that opens
+# database after database to fill SQLite's memory, and rows whose text is too big to send.
+PLANTED = ("/tmp/workbook-red-team-planted.db", "workbook-red-team-planted.db")
+OPENS_THE_GRADERS_FILES = f'''def test_purge_includes_the_deadline(store):
+    import os, workbook
+    root = os.path.dirname(os.path.dirname(workbook.__file__))
+    for path in ({PLANTED[0]!r}, os.path.join(root, {PLANTED[1]!r})):
+        db = store.connect(path)
+        db.execute("INSERT INTO records VALUES ('cheat', 'fact', 'k', 1, 1, 'planted')")
+        db.commit()
+    assert False, "planted"'''
+OPENS_DATABASE_AFTER_DATABASE = '''def test_forget_needs_the_current_revision(store):
+    for _ in range(6):
+        db = store.connect()
+        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 60) "
+                   "INSERT INTO records SELECT 'a', 'fact', 'k' || x, 1, 1, zeroblob(900000) FROM c")
+    assert False, "opened them all"'''
+ROWS_TOO_BIG_TO_SEND = '''def last_visible(db, tenant, kind, key, start):
+    db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 40) "
+               "SELECT replace(zeroblob(250000), x'00', char(128512)) FROM c")
+    return None'''
 A_LONG_SCENARIO = "gap_scenario = [Get(1, 'orchard', 'fact', f'k{i}') for i in range(600)]"
 COUNTS_CALLS_IN_3_1 = '''_calls = [0]
 def increment(db, now):
@@ -533,6 +555,9 @@ wide_fact = _Fact(x=1)''', "1.1")),
         "counts-calls-in-4.2": ((4,), replaced({"4.2": COUNTS_CALLS_IN_4_2})),
         "writes-after-the-crash": ((5,), replaced({"5.3": WRITES_AFTER_THE_CRASH})),
         "values-in-hex": ((2,), replaced({"2.2": VALUES_IN_HEX})),
+        "opens-the-graders-files": ((6,), replaced({"6.1": OPENS_THE_GRADERS_FILES})),
+        "opens-database-after-database": ((6,), replaced({"6.2": OPENS_DATABASE_AFTER_DATABASE})),
+        "rows-too-big-to-send": ((2,), replaced({"2.1": ROWS_TOO_BIG_TO_SEND})),
     }
 
 

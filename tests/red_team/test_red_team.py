@@ -168,6 +168,11 @@ def test_the_tricks_ran_and_each_failed_only_its_own_exercise(graded):
     assert "keep it to 50 or fewer" in sentence(graded, "a-long-scenario", "5.2")[1]
     assert "went on after the simulated crash" in sentence(graded, "writes-after-the-crash", "5.3")[1]
     assert "binding the tenant, kind and key" in sentence(graded, "values-in-hex", "2.2")[1]
+    # the lent store opens databases of its own, at most four, never a path of the grader's
+    assert sentence(graded, "opens-the-graders-files", "6.1")[0] == "not yet"
+    assert not any(Path(path).exists() for path in (red_team.PLANTED[0], ROOT / red_team.PLANTED[1]))
+    assert "at most 4 databases" in sentence(graded, "opens-database-after-database", "6.2")[1]
+    assert "returns at most" in sentence(graded, "rows-too-big-to-send", "2.1")[1]
 
 
 def test_the_run_took_no_longer_than_its_cells_allow(graded):

@@ -15,6 +15,7 @@ A lent SQLite connection gets an authorizer that allows reading and writing rows
 else (no ATTACH, PRAGMA, schema change or extension function), limits on the size of statements
 and values, and a bound on the work of one statement.
 """
+import json
 import sqlite3
 import time
 import types
@@ -28,7 +29,8 @@ MOST_ROWS = 10_000            # rows one lent execute returns to the sandbox
 MOST_STEPS = 2_000            # progress callbacks (of 10,000 SQLite instructions) per question
 MOST_SECONDS = 2.0            # of SQLite's work for one question
 MOST_PAGES = 16_384           # of 4 KiB: 64 MiB, the most a lent database may grow to
-HEAP = 256 << 20              # SQLite's memory in the grader, all connections together
+MOST_BYTES = 4 << 20          # on the wire, of the rows one lent execute returns to the sandbox
+MOST_VALUES = 100_000         # in those rows (the wire carries 200,000 in one message)
 ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
            sqlite3.SQLITE_DELETE, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT,
            sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
@@ -66,9 +68,10 @@ class Opaque:
 
 def guard(db):
     """Let the sandbox's SQL read and write rows of this connection, and do nothing else, within
-    a size: 64 MiB of database and 256 MiB of SQLite's memory in the grader."""
+    a size: 64 MiB of database. (Not SQLite's hard_heap_limit: it is one cap for the whole
+    grader, so one student filling it made another student's checks fail with MemoryError; a
+    database's pages, and how many databases a check opens, bound each student instead.)"""
     db.execute(f"PRAGMA max_page_count = {MOST_PAGES}")
-    db.execute(f"PRAGMA hard_heap_limit = {HEAP}")
     def authorize(action, first, second, database, trigger):
         if action == sqlite3.SQLITE_FUNCTION:
             return sqlite3.SQLITE_DENY if str(second).lower() in REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
@@ -151,6 +154,15 @@ class Lending:
         return args
 
 
+def encoded_size(item):
+    """About what a value of a row costs on the wire (JSON, ASCII only), at most a few more."""
+    if isinstance(item, str):
+        return len(json.dumps(item))
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return len(item) * 4 // 3 + 8
+    return 24
+
+
 def connections_in(value):
     """The SQLite connections a lent value is, or holds as an attribute."""
     if isinstance(value, sqlite3.Connection):
@@ -198,10 +210,21 @@ class JudgeEncoder(wire.Encoder):
                 "callable": is_callable}
 
     def rows(self, cursor):
-        rows = cursor.fetchmany(MOST_ROWS + 1) if hasattr(cursor, "fetchmany") else cursor.fetchall()
-        if len(rows) > MOST_ROWS:
-            raise ValueError(f"a statement through the grader's connection returns at most "
-                             f"{MOST_ROWS} rows")
+        """The cursor's rows as data, fetched a few at a time and counted as they come: the
+        grader never holds more than MOST_ROWS rows or MOST_BYTES of their text and blobs."""
+        rows, size, values = [], 0, 0
+        while True:
+            batch = cursor.fetchmany(100) if hasattr(cursor, "fetchmany") else cursor.fetchall()
+            for row in batch:
+                size += sum(encoded_size(item) for item in row)
+                values += len(row)
+                if len(rows) >= MOST_ROWS or size > MOST_BYTES or values > MOST_VALUES:
+                    raise ValueError(f"a statement through the grader's connection returns at most "
+                                     f"{MOST_ROWS} rows, {MOST_VALUES} values and "
+                                     f"{MOST_BYTES >> 20} MiB")
+                rows.append(row)
+            if not batch or not hasattr(cursor, "fetchmany"):
+                break
         description = getattr(cursor, "description", None)
         return {"$": "rows", "rows": [[self(item, 1) for item in row] for row in rows],
                 "rowcount": getattr(cursor, "rowcount", -1),

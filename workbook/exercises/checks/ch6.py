@@ -4,6 +4,9 @@ A learner's test is run against the real store, against correct stores written d
 (other SQL, the same promises) and against broken copies, some written differently too. A test
 that recognises a store by its source text or its names, not by what it does, fails one of them.
 """
+import hashlib
+import os
+import tempfile
 from contextlib import contextmanager
 from types import SimpleNamespace
 
@@ -180,7 +183,27 @@ CORRECT = [
 ]
 
 
-def store_with(calls=None, **functions):
+MOST_DATABASES = 4  # that one run of a test may open
+
+
+def connect_within(folder, opened):
+    """The store's connect for a test: a database in memory, or a file of `folder` named after
+    the path asked for (so asking again reopens it), never the path itself. Where a grader runs
+    the check, the path a test names would be the grader's, not the test's."""
+    def connect_here(path=":memory:"):
+        if len(opened) >= MOST_DATABASES:
+            raise ValueError(f"a test may open at most {MOST_DATABASES} databases")
+        if path == ":memory:":
+            db = connect(":memory:")
+        else:
+            name = hashlib.sha256(os.fsencode(os.fspath(path))).hexdigest()[:24]
+            db = connect(os.path.join(folder, name + ".db"))
+        opened.append(db)
+        return db
+    return connect_here
+
+
+def store_with(calls=None, connect=connect, **functions):
     """The real store's functions, with some replaced. Every store a test meets is built the same
     way, each function behind a wrapper that notes its name in `calls`, so that no store differs
     from another in anything but what its functions do."""
@@ -216,8 +239,13 @@ def killer(broken, what, where):
         if rng:  # in an order the test cannot count on: no store is first or last by kind
             rng.shuffle(stores)
         for name, functions, correct in stores:
-            calls = set()
-            outcome = run(test, store_with(calls, **functions))
+            calls, opened = set(), []
+            with tempfile.TemporaryDirectory(prefix="workbook-test-") as folder:
+                try:
+                    outcome = run(test, store_with(calls, connect_within(folder, opened), **functions))
+                finally:
+                    for db in opened:
+                        db.close()
             if correct:
                 if isinstance(outcome, AssertionError):
                     raise NotYet(f"your test fails on {name}, so it asserts something the store "
