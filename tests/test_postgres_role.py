@@ -159,7 +159,7 @@ def test_raw_calls_with_bad_arguments_are_refused_by_the_server(store):
 
 def test_every_body_payload_writes_passes_the_servers_check(store):
     backend, db, raw, schema = store
-    values = [("fact", FACT | {"text": "\x00\x1f\x7f\"\\\n\t\u2603\U0001F600\ud800" + "x" * 246}),
+    values = [("fact", FACT | {"text": "\x00\x1f\x7f\"\\\n\t\u2603\U0001F600\U00010000" + "x" * 246}),
               ("fact", FACT | {"text": "\U0001F600" * 150, "reviewed": True}),
               ("checkpoint", {"schema": 1, "step": 2, "items": ["\\\"/" * 10] * 8}),
               ("checkpoint", {"schema": 1, "step": 0, "items": []})]
