@@ -24,6 +24,7 @@ import traceback
 import pytest
 
 from backends import TEST_SERVER_SETTINGS
+from test_postgres_role import store  # noqa: F401  (backend, API connection, raw role, schema)
 from workbook import postgres
 from workbook.validation import payload
 
@@ -31,18 +32,6 @@ psycopg = postgres.psycopg
 sql = postgres.sql
 FACT = {"schema": 1, "text": "Fictional preference", "source": "note-1", "reviewed": False}
 SECRET = "Fictional secret 7f3a: the vault code is 4096"
-
-
-@pytest.fixture
-def store(postgres_backend):
-    """(backend, the store's API connection, a raw connection as the store's role, schema)."""
-    backend = postgres_backend
-    db = backend.connect()
-    schema = backend.schemas[db]
-    raw = psycopg.connect(backend.conninfo(schema), autocommit=True)
-    yield backend, db, raw, schema
-    raw.close()
-    db.close()
 
 
 @pytest.fixture
