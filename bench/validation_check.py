@@ -137,6 +137,11 @@ def _read(get, connect, row):
         db.close()
 
 
+# Rows the store refuses on purpose although the spec's get accepts them: a surrogate code
+# point has no UTF-8 form, and chapter 1 refuses it in any text (issue 20's second attack).
+STRICTER_THAN_THE_SPEC = {"lone surrogate escape"}
+
+
 def check_reads(candidate, store, spec):
     """Mismatches of candidate.get against the store's get and the spec's get."""
     problems = []
@@ -154,7 +159,7 @@ def check_reads(candidate, store, spec):
             if ref[0] == "error" and got[0] == "ok":
                 problems.append(f"{label}: the spec's get rejects it ({ref[1]}) "
                                 "but the candidate accepts it")
-            if ref[0] == "ok" and got != ref:
+            if ref[0] == "ok" and got != ref and label not in STRICTER_THAN_THE_SPEC:
                 problems.append(f"{label}: the spec's get accepts it but the candidate "
                                 f"gives {got!r:.200}")
         elif got[0] == "ok":

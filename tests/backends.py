@@ -143,10 +143,10 @@ class PostgresBackend(Backend):
                                     options=f"-c search_path={schema}")
 
     def owner(self, db, statement, *arguments):
-        """Run `statement` as the tables' owner in `db`'s schema; {records} and {sequence}
-        in it stand for that schema's tables."""
+        """Run `statement` as the tables' owner in `db`'s store; {records} and {sequence}
+        in it stand for that store's tables (in its schema's tables_of)."""
         sql = self.store.sql
-        schema = sql.Identifier(self.schemas[db])
+        schema = sql.Identifier(self.store.tables_of(self.schemas[db]))
         query = sql.SQL(statement).format(records=sql.SQL("{}.records").format(schema),
                                           sequence=sql.SQL("{}.sequence").format(schema))
         return self.admin.execute(query, arguments or None)

@@ -63,9 +63,10 @@ def suite_connection(backend):
                 return super().execute(query, params, **options)
             sql = backend.store.sql
             schema = sql.Identifier(backend.schemas[self])
+            tables = sql.Identifier(backend.store.tables_of(backend.schemas[self]))
             statement = sql.SQL(BEHIND_THE_STORE[query]).format(
-                schema=schema, records=sql.SQL("{}.records").format(schema),
-                sequence=sql.SQL("{}.sequence").format(schema))
+                schema=schema, records=sql.SQL("{}.records").format(tables),
+                sequence=sql.SQL("{}.sequence").format(tables))
             return backend.admin.execute(statement, params)
     return SuiteConnection
 
@@ -133,6 +134,12 @@ def test_the_store_role_can_only_call_the_functions(postgres_backend):
     psycopg = backend.store.psycopg
     for statement in ("SELECT count(*) FROM records", "DELETE FROM records",
                       "UPDATE sequence SET value = value + 1"):
+        # The tables' schema is not even searched: the role has no USAGE on it.
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            db.execute(statement)
+    tables = backend.store.tables_of(backend.schemas[db])
+    for statement in (f"SELECT count(*) FROM {tables}.records", f"DELETE FROM {tables}.records",
+                      f"UPDATE {tables}.sequence SET value = value + 1"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             db.execute(statement)
     assert len(backend.physical_rows(db)) == 2 and backend.counter(db) == 2

@@ -186,11 +186,11 @@ class ServerCrashes:
         # "inside" mode: every write to a record first waits for an advisory lock, which the
         # trial holds, so the server dies inside the store's transaction, after put has moved
         # the counter. Free, the lock costs nothing.
-        admin.execute(f"""CREATE FUNCTION crash.pause() RETURNS trigger LANGUAGE plpgsql AS
+        admin.execute(f"""CREATE FUNCTION crash_data.pause() RETURNS trigger LANGUAGE plpgsql AS
             $$BEGIN PERFORM pg_catalog.pg_advisory_xact_lock({self.PAUSE});
                 RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END; END$$""")
-        admin.execute("""CREATE TRIGGER pause BEFORE INSERT OR UPDATE OR DELETE ON crash.records
-            FOR EACH ROW EXECUTE FUNCTION crash.pause()""")
+        admin.execute("""CREATE TRIGGER pause BEFORE INSERT OR UPDATE OR DELETE ON crash_data.records
+            FOR EACH ROW EXECUTE FUNCTION crash_data.pause()""")
         admin.close()
         self.files = {postgres.__file__, workbook.validation.__file__}
 
@@ -199,12 +199,12 @@ class ServerCrashes:
 
     def snapshot(self):
         with self.admin() as admin:
-            admin.execute("SELECT bt_index_check('crash.records_pkey', true)")
-            assert admin.execute("SELECT count(*) FROM verify_heapam('crash.records')"
+            admin.execute("SELECT bt_index_check('crash_data.records_pkey', true)")
+            assert admin.execute("SELECT count(*) FROM verify_heapam('crash_data.records')"
                                  ).fetchone() == (0,)
             rows = sorted(admin.execute(
-                "SELECT tenant, kind, key, revision, expires, body FROM crash.records"))
-            return rows, admin.execute("SELECT value FROM crash.sequence").fetchone()[0]
+                "SELECT tenant, kind, key, revision, expires, body FROM crash_data.records"))
+            return rows, admin.execute("SELECT value FROM crash_data.sequence").fetchone()[0]
 
     def trial(self, operation, mode, steps):
         """Run one operation; return (killed, what it returned or raised, None if it failed)."""

@@ -487,3 +487,31 @@ def test_a_value_that_lies_to_the_checks_is_refused_and_nothing_is_written(backe
     assert backend.fingerprint(db) == before
     assert backend.get(db, "orchard", "fact", "a", 101)["value"] == FACT
     db.close()
+
+
+SURROGATES = {
+    "two lone surrogates that json would read back as one character":
+        ("fact", FACT | {"text": "\ud800\udc00"}, "fact.text"),
+    "a lone high surrogate": ("fact", FACT | {"source": "note-\ud800"}, "fact.source"),
+    "a lone low surrogate in an item": (
+        "checkpoint", {"schema": 1, "step": 0, "items": ["a", "\udfff b"]}, r"checkpoint.items\[1\]"),
+}
+
+
+@pytest.mark.parametrize("case", SURROGATES)
+def test_a_surrogate_code_point_is_refused_naming_the_field_and_nothing_is_written(
+        backend, case, tmp_path):
+    """A surrogate is no character and has no UTF-8 form: what is written must be what is read."""
+    kind, value, field = SURROGATES[case]
+    db = backend.connect(tmp_path / "surrogates.db")
+    backend.put(db, "orchard", "fact", "a", FACT, None, 100, 10)
+    before = backend.fingerprint(db)
+    with pytest.raises(ValueError, match=f"^{field} .*surrogate") as caught:
+        backend.put(db, "orchard", kind, "b", value, None, 100, 10)
+    assert "\\ud" not in str(caught.value).lower() and "\\udc" not in repr(caught.value).lower()
+    assert backend.fingerprint(db) == before
+    assert backend.put(db, "orchard", "fact", "b", FACT | {"text": "\U00010000 is one character"},
+                       None, 100, 10) == 2
+    assert backend.get(db, "orchard", "fact", "b", 101)["value"]["text"] == \
+        "\U00010000 is one character"
+    db.close()

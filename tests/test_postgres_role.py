@@ -64,34 +64,35 @@ def test_temporary_tables_of_the_same_names_change_nothing(store):
 
 def test_the_role_has_no_rights_on_the_tables(store):
     backend, db, raw, schema = store
+    tables = postgres.tables_of(schema)
     revision = put_fact(backend, db)
-    for statement in (f"SELECT * FROM {schema}.records", f"SELECT * FROM {schema}.sequence",
-                      f"UPDATE {schema}.sequence SET value = 9223372036854775807",
-                      f"UPDATE {schema}.records SET revision = 1",
-                      f"DELETE FROM {schema}.records",
-                      f"INSERT INTO {schema}.records VALUES ('orchard', 'fact', 'b', 1, 200, '{{}}')",
-                      f"TRUNCATE {schema}.records", f"COPY {schema}.records TO STDOUT",
-                      f"COPY {schema}.sequence FROM STDIN",
-                      f"ALTER TABLE {schema}.records DISABLE ROW LEVEL SECURITY",
-                      f"ALTER TABLE {schema}.sequence DISABLE TRIGGER forward_only",
+    for statement in (f"SELECT * FROM {tables}.records", f"SELECT * FROM {tables}.sequence",
+                      f"UPDATE {tables}.sequence SET value = 9223372036854775807",
+                      f"UPDATE {tables}.records SET revision = 1",
+                      f"DELETE FROM {tables}.records",
+                      f"INSERT INTO {tables}.records VALUES ('orchard', 'fact', 'b', 1, 200, '{{}}')",
+                      f"TRUNCATE {tables}.records", f"COPY {tables}.records TO STDOUT",
+                      f"COPY {tables}.sequence FROM STDIN",
+                      f"ALTER TABLE {tables}.records DISABLE ROW LEVEL SECURITY",
+                      f"ALTER TABLE {tables}.sequence DISABLE TRIGGER forward_only",
                       f"CREATE TABLE {schema}.extra (n int)",
                       f"CREATE FUNCTION {schema}.put(text) RETURNS int LANGUAGE sql AS 'SELECT 1'",
-                      f"SELECT {schema}.valid_body('fact', '{{}}')",
-                      f"SELECT {schema}.checked('orchard', 'fact', 'a', 1)",
-                      f"SELECT {schema}.forward_only()",
+                      f"SELECT {tables}.valid_body('fact', '{{}}')",
+                      f"SELECT {tables}.checked('orchard', 'fact', 'a', 1)",
+                      f"SELECT {tables}.forward_only()",
                       f"SET ROLE {backend.role}_definer", "SET ROLE postgres",
                       f"GRANT {backend.role}_definer TO {backend.role}",
                       f"ALTER FUNCTION {schema}.get(text, text, text, bigint) RESET search_path",
-                      f"DROP POLICY one_tenant ON {schema}.records",
-                      f"COPY {schema}.records FROM PROGRAM 'true'",
+                      f"DROP POLICY one_tenant ON {tables}.records",
+                      f"COPY {tables}.records FROM PROGRAM 'true'",
                       "SELECT lo_import('/etc/hostname')", "SELECT pg_read_file('PG_VERSION')",
                       "SET SESSION AUTHORIZATION postgres", "CREATE EXTENSION amcheck",
                       "CREATE SCHEMA mine"):
         refused(raw, statement, (DENIED, psycopg.errors.UndefinedFunction))
     with raw.transaction(force_rollback=True):
-        refused(raw, f"LOCK TABLE {schema}.records IN ACCESS EXCLUSIVE MODE")
+        refused(raw, f"LOCK TABLE {tables}.records IN ACCESS EXCLUSIVE MODE")
     with raw.transaction(force_rollback=True):
-        refused(raw, f"SELECT value FROM {schema}.sequence FOR UPDATE")
+        refused(raw, f"SELECT value FROM {tables}.sequence FOR UPDATE")
     assert backend.physical_rows(db)[0][3] == revision == backend.counter(db)
 
 
@@ -159,7 +160,7 @@ def test_raw_calls_with_bad_arguments_are_refused_by_the_server(store):
 
 def test_every_body_payload_writes_passes_the_servers_check(store):
     backend, db, raw, schema = store
-    values = [("fact", FACT | {"text": "\x00\x1f\x7f\"\\\n\t\u2603\U0001F600\ud800" + "x" * 246}),
+    values = [("fact", FACT | {"text": "\x00\x1f\x7f\"\\\n\t\u2603\U0001F600\U00010000" + "x" * 246}),
               ("fact", FACT | {"text": "\U0001F600" * 150, "reviewed": True}),
               ("checkpoint", {"schema": 1, "step": 2, "items": ["\\\"/" * 10] * 8}),
               ("checkpoint", {"schema": 1, "step": 0, "items": []})]
@@ -185,12 +186,13 @@ def test_a_session_can_read_another_tenant_only_by_naming_it(store):
 def test_row_level_security_binds_the_functions_themselves(store):
     """Defence in depth: the definer, as which the functions run, sees no tenant unset."""
     backend, db, raw, schema = store
+    tables = postgres.tables_of(schema)
     put_fact(backend, db)
     with backend.admin.transaction(force_rollback=True):
         backend.admin.execute(f"SET LOCAL ROLE {backend.role}_definer")
-        assert backend.admin.execute(f"SELECT count(*) FROM {schema}.records").fetchone() == (0,)
+        assert backend.admin.execute(f"SELECT count(*) FROM {tables}.records").fetchone() == (0,)
         backend.admin.execute("SELECT set_config('workbook.tenant', 'harbour', true)")
-        assert backend.admin.execute(f"DELETE FROM {schema}.records").rowcount == 0
+        assert backend.admin.execute(f"DELETE FROM {tables}.records").rowcount == 0
 
 
 def test_advisory_locks_listen_and_prepared_statements_do_not_reach_the_store(store):
@@ -281,10 +283,11 @@ def test_a_call_inside_the_callers_transaction_fails_loudly(store, call):
 
 def test_a_connection_in_use_by_one_thread_refuses_a_second(store):
     backend, db, raw, schema = store
+    tables = postgres.tables_of(schema)
     revision = put_fact(backend, db)
     admin = backend.admin
     with admin.transaction():
-        admin.execute(f"SELECT 1 FROM {schema}.records FOR UPDATE")
+        admin.execute(f"SELECT 1 FROM {tables}.records FOR UPDATE")
         first = in_thread(lambda: put_fact(backend, db, expected=revision))
         deadline = time.monotonic() + 5
         while admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
@@ -355,7 +358,8 @@ def test_a_pooled_connection_carries_nothing_into_the_next_checkout(store):
     from psycopg_pool import ConnectionPool
     backend, db, raw, schema = store
     revision = put_fact(backend, db)
-    with ConnectionPool(backend.conninfo(schema), min_size=1, max_size=1, open=True,
+    with ConnectionPool(postgres.store_conninfo(backend.conninfo(schema)), min_size=1,
+                        max_size=1, open=True,
                         connection_class=postgres.Connection, kwargs={"autocommit": True},
                         configure=postgres.configure, reset=postgres.reset) as pool:
         with pool.connection() as lent:
@@ -386,7 +390,8 @@ def test_a_pooled_connection_carries_nothing_into_the_next_checkout(store):
 @pytest.mark.parametrize("grant", [
     "GRANT postgres TO {login} WITH INHERIT FALSE",          # may SET ROLE to a superuser
     "GRANT {role}_definer TO {login} WITH INHERIT FALSE",     # may SET ROLE to the definer
-    "GRANT SELECT, UPDATE ON {schema}.sequence TO {login}",   # the old design's grants
+    "GRANT SELECT, UPDATE ON {tables}.sequence TO {login}",   # the old design's grants
+    "GRANT USAGE ON SCHEMA {tables} TO {login}",              # could queue for their locks
     "GRANT CREATE ON SCHEMA {schema} TO {login}",             # could shadow the functions
     "ALTER ROLE {login} CREATEROLE",                          # could grant itself anything
 ])
@@ -402,7 +407,8 @@ def test_connect_refuses_a_role_that_could_get_around_the_functions(store, grant
             sql.Identifier(schema), sql.Identifier(login)))
         url = backend.server.conninfo(login, options=f"-c search_path={schema}")
         postgres.connect(url).close()           # as it is, the role is fine
-        admin.execute(grant.format(login=login, role=backend.role, schema=schema))
+        admin.execute(grant.format(login=login, role=backend.role, schema=schema,
+                                   tables=postgres.tables_of(schema)))
         with pytest.raises(ValueError, match="connect as the role create_role made"):
             postgres.connect(url)
     finally:

@@ -2,11 +2,12 @@
 
 # %% auto #0
 __all__ = ['URL_VARIABLE', 'STORE_ROLE', 'PREFIX', 'REAPER', 'LAUNCHERS', 'SCHEMA', 'LOCK_WAIT', 'FUNCTIONS', 'SIGNATURES',
-           'CALLED', 'GRANTS', 'MARK', 'TIMEOUTS', 'TALLY', 'ServerUnavailable', 'programs', 'stop_with_parent',
-           'launch', 'remove_abandoned', 'TemporaryServer', 'with_options', 'ExistingServer', 'workbook_server',
-           'made_here', 'refuse_unless_made_here', 'definer_of', 'create_role', 'drop_role', 'create_schema', 'install',
-           'uninstall', 'Connection', 'connect', 'reason', 'configure', 'reset', 'refuse_unsafe_role', 'ready', 'call',
-           'refusal', 'stored', 'get', 'put', 'forget', 'purge', 'tally', 'increment']
+           'CALLED', 'HOME', 'GRANTS', 'MARK', 'TIMEOUTS', 'CONNECTION_LIMIT', 'SESSION', 'NEWER', 'TALLY',
+           'ServerUnavailable', 'programs', 'stop_with_parent', 'launch', 'remove_abandoned', 'TemporaryServer',
+           'with_options', 'ExistingServer', 'workbook_server', 'made_here', 'refuse_unless_made_here', 'definer_of',
+           'tables_of', 'create_role', 'drop_role', 'create_schema', 'install', 'uninstall', 'Connection',
+           'store_conninfo', 'connect', 'reason', 'configure', 'refuse_other_settings', 'reset', 'refuse_unsafe_role',
+           'ready', 'call', 'refusal', 'stored', 'get', 'put', 'forget', 'purge', 'tally', 'increment']
 
 # %% ../notebooks/appendix-postgres.ipynb #apg-004
 import atexit
@@ -373,12 +374,15 @@ FUNCTIONS = (
             '\\\\ud[89ab][0-9a-f]{2}\\\\ud[c-f][0-9a-f]{2}|\\\\u[0-9a-f]{4}|\\\\.', '.', 'g'))
     $fn$""",
     # Exactly the text chapter 1's payload() writes for a valid value: its keys sorted, its
-    # separators, strings of printable ASCII and backslash escapes, and the same limits.
+    # separators, strings of printable ASCII and backslash escapes (a surrogate escape only
+    # as half of a pair, one character beyond U+FFFF), and the same limits.
     """CREATE FUNCTION valid_body(kind text, body text) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE AS $fn$
     DECLARE
         string CONSTANT text :=
-            '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\["\\\\bfnrt]|\\\\u[0-9a-f]{4})*"';
+            '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\["\\\\bfnrt]'
+            '|\\\\u(?:[0-9a-c][0-9a-f]{3}|d[0-7][0-9a-f]{2}|[ef][0-9a-f]{3})'
+            '|\\\\ud[89ab][0-9a-f]{2}\\\\ud[c-f][0-9a-f]{2})*"';
         parts text[];
         item text;
         items integer := 0;
@@ -436,6 +440,7 @@ FUNCTIONS = (
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         PERFORM set_config('workbook.tenant', tenant, true);
+        PERFORM set_config('synchronous_commit', 'on', true);     -- until this commit
         SELECT r.revision, r.expires INTO current_revision, old_expires FROM records r
             WHERE r.tenant = put.tenant AND r.kind = put.kind AND r.key = put.key FOR UPDATE;
         IF current_revision < 1 THEN
@@ -488,6 +493,7 @@ FUNCTIONS = (
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         PERFORM set_config('workbook.tenant', tenant, true);
+        PERFORM set_config('synchronous_commit', 'on', true);     -- until this commit
         DELETE FROM records r WHERE r.tenant = forget.tenant AND r.kind = forget.kind
             AND r.key = forget.key AND r.revision = forget.expected;
         RETURN FOUND;
@@ -499,6 +505,7 @@ FUNCTIONS = (
     BEGIN
         PERFORM checked(tenant, 'fact', 'unused', now);
         PERFORM set_config('workbook.tenant', tenant, true);
+        PERFORM set_config('synchronous_commit', 'on', true);     -- until this commit
         DELETE FROM records r WHERE r.tenant = purge.tenant AND r.expires <= purge.now;
         GET DIAGNOSTICS deleted = ROW_COUNT;
         RETURN deleted;
@@ -510,20 +517,32 @@ SIGNATURES = ("forward_only()", "checked(text, text, text, bigint)", "decoded_le
               "put(text, text, text, text, bigint, bigint, bigint)",
               "forget(text, text, text, bigint)", "purge(text, bigint)")
 CALLED = SIGNATURES[-4:]
+# Where each function lives once installed: the four the role calls in the store's schema,
+# the rest beside the tables, in a schema the role may not even name.
+HOME = {signature: "{schema}" if signature in CALLED else "{tables}" for signature in SIGNATURES}
 GRANTS = (
     # The definer holds the rights on the tables, and only the functions act as it.
-    "GRANT USAGE ON SCHEMA {schema} TO {definer}",
-    "GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.records TO {definer}",
-    "GRANT SELECT, UPDATE ON {schema}.sequence TO {definer}",
-    "GRANT CREATE ON SCHEMA {schema} TO {definer}",      # only while it takes the functions over
-    *(f"REVOKE ALL ON FUNCTION {{schema}}.{signature} FROM PUBLIC" for signature in SIGNATURES),
-    *(f"ALTER FUNCTION {{schema}}.{signature} SET search_path = {{schema}}, pg_temp"
+    "GRANT USAGE ON SCHEMA {tables} TO {definer}",
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON {tables}.records TO {definer}",
+    "GRANT SELECT, UPDATE ON {tables}.sequence TO {definer}",
+    *(f"ALTER FUNCTION {{tables}}.{signature} SET SCHEMA {{schema}}" for signature in CALLED),
+    # only while it takes the functions over
+    "GRANT CREATE ON SCHEMA {schema}, {tables} TO {definer}",
+    *(f"REVOKE ALL ON FUNCTION {HOME[signature]}.{signature} FROM PUBLIC"
       for signature in SIGNATURES),
-    *(f"ALTER FUNCTION {{schema}}.{signature} OWNER TO {{definer}}" for signature in SIGNATURES[1:]),
+    # Each function parses and runs with the settings it was written for, whatever the
+    # session's: its own search path, standard strings (its regular expressions are written
+    # for them) and row-level security on (off, the policy's query would fail instead).
+    *(f"ALTER FUNCTION {HOME[signature]}.{signature} SET search_path = {{tables}}, pg_temp "
+      "SET standard_conforming_strings = on SET row_security = on" for signature in SIGNATURES),
+    *(f"ALTER FUNCTION {HOME[signature]}.{signature} OWNER TO {{definer}}"
+      for signature in SIGNATURES[1:]),
     *(f"ALTER FUNCTION {{schema}}.{signature} SET lock_timeout = {{lock_wait}}"
       for signature in CALLED),
-    "REVOKE CREATE ON SCHEMA {schema} FROM {definer}",
-    # The store's role: the schema's name, and EXECUTE on four functions.
+    "REVOKE CREATE ON SCHEMA {schema}, {tables} FROM {definer}",
+    # The store's role: the schema's name, and EXECUTE on four functions. It gets no USAGE
+    # on the tables' schema, so it cannot name them: a statement that would queue for a lock
+    # on them (CREATE RULE takes its lock before it checks who owns the table) fails at once.
     "GRANT USAGE ON SCHEMA {schema} TO {role}",
     *(f"GRANT EXECUTE ON FUNCTION {{schema}}.{signature} TO {{role}}" for signature in CALLED),
 )
@@ -534,6 +553,10 @@ MARK = "made by the agent memory workbook, which may drop it"
 # open is ended after a second, a statement after five.
 TIMEOUTS = {"idle_in_transaction_session_timeout": "1s", "statement_timeout": "5s",
             "lock_timeout": LOCK_WAIT}
+# At most this many sessions of the store's role at once: half of PostgreSQL's default
+# max_connections (100), so that the role alone never takes every slot the administrator
+# and other services need. A server with more slots may raise it (ALTER ROLE ... CONNECTION LIMIT).
+CONNECTION_LIMIT = 50
 
 
 def made_here(admin, kind, name):
@@ -559,6 +582,11 @@ def definer_of(role):
     return f"{role}_definer"
 
 
+def tables_of(schema):
+    """The schema that holds the tables of the store in `schema`, and the functions' helpers."""
+    return f"{schema}_data"
+
+
 def create_role(admin, role=STORE_ROLE):
     """The store's login role and its definer: neither a superuser, able to bypass row-level
     security, make roles or replicate, and the login role with TIMEOUTS.
@@ -577,7 +605,8 @@ def create_role(admin, role=STORE_ROLE):
         if not exists:
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
                 sql.Identifier(role), sql.Literal(password)))
-        admin.execute(sql.SQL("ALTER ROLE {} LOGIN {}").format(sql.Identifier(role), limits))
+        admin.execute(sql.SQL("ALTER ROLE {} LOGIN {} CONNECTION LIMIT {}").format(
+            sql.Identifier(role), limits, sql.Literal(CONNECTION_LIMIT)))
         for setting, value in TIMEOUTS.items():
             admin.execute(sql.SQL("ALTER ROLE {} SET {} = {}").format(
                 sql.Identifier(role), sql.Identifier(setting), sql.Literal(value)))
@@ -611,14 +640,19 @@ def create_schema(admin, schema):
 
 
 def install(admin, schema, role=STORE_ROLE):
-    """As the tables' owner: create a store in a new schema, its functions owned by the
-    definer of `role`, and let `role`, which create_role made, call them."""
+    """As the tables' owner: create a store in a new schema, its tables in another
+    (tables_of), its functions owned by the definer of `role`, and let `role`, which
+    create_role made, call the four in `schema`."""
+    if len(tables_of(schema).encode()) > 63:
+        raise ValueError("schema must be a name of at most 58 bytes (its tables' schema adds "
+                         f"{tables_of('')!r}, and PostgreSQL's names have at most 63)")
     refuse_unless_made_here(admin, "schema", schema)      # that error first, when both apply
     definer = definer_of(role)
     for name in (role, definer):
         if not refuse_unless_made_here(admin, "role", name):
             raise ValueError(f"there is no role named {name!r}; create_role makes it")
-    names = {"schema": sql.Identifier(schema), "role": sql.Identifier(role),
+    names = {"schema": sql.Identifier(schema), "tables": sql.Identifier(tables_of(schema)),
+             "role": sql.Identifier(role),
              "definer": sql.Identifier(definer), "lock_wait": sql.Literal(LOCK_WAIT)}
     with admin.transaction():
         if not admin.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
@@ -627,7 +661,8 @@ def install(admin, schema, role=STORE_ROLE):
             # the role that created it the right to grant that).
             admin.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(names["definer"]))
         create_schema(admin, schema)
-        admin.execute(sql.SQL("SET LOCAL search_path TO {}").format(names["schema"]))
+        create_schema(admin, tables_of(schema))
+        admin.execute(sql.SQL("SET LOCAL search_path TO {}").format(names["tables"]))
         for statement in SCHEMA + FUNCTIONS:
             admin.execute(statement)
         for grant in GRANTS:
@@ -635,21 +670,45 @@ def install(admin, schema, role=STORE_ROLE):
 
 
 def uninstall(admin, schema):
-    """Drop a schema this workbook made, with everything in it; refuse any other."""
-    refuse_unless_made_here(admin, "schema", schema)
-    admin.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    """Drop a store's schemas (or a schema) this workbook made, with everything in them;
+    refuse any other."""
+    names = [name for name in (schema, tables_of(schema))
+             if refuse_unless_made_here(admin, "schema", name) or name == schema]
+    for name in names:
+        admin.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
 
 # %% ../notebooks/appendix-postgres.ipynb #apg-017
 class Connection(psycopg.Connection):
-    """A psycopg connection to a store: it knows the store's four calls (set by configure)
-    and answers `in_transaction`, as sqlite3's does."""
+    """A psycopg connection to a store: it knows the store's four calls and the process that
+    configured it (set by configure), and answers `in_transaction`, as sqlite3's does."""
 
-    calls = None
+    calls = pid = None
 
     @property
     def in_transaction(self):
         return self.info.transaction_status in (
             TransactionStatus.ACTIVE, TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+
+# The session settings the store relies on, given with every connection's options: they
+# override whatever the role's own defaults say (ALTER ROLE ... SET, which any role may run
+# on itself), and RESET ALL or DISCARD ALL returns to them. Writes are flushed to disk before
+# put answers, no error carries the call's parameters, strings and row-level security are
+# standard, transactions may write and are never ended by a timer the store did not set,
+# an error ends the call and not the session, and the role's own timeouts hold.
+SESSION = {"synchronous_commit": "on", "log_parameter_max_length_on_error": "0",
+           "standard_conforming_strings": "on", "default_transaction_read_only": "off",
+           "default_transaction_isolation": "read committed", "row_security": "on",
+           "exit_on_error": "off", "transaction_timeout": "0", **TIMEOUTS}
+NEWER = {"transaction_timeout"}     # PostgreSQL 17's; a server before it refuses the name
+
+
+def store_conninfo(path, settings=SESSION):
+    """`path` with SESSION's settings added to its options, after the caller's own (a later
+    -c wins): for connect(), and for a pool's conninfo."""
+    options = " ".join(f"-c {name}={value.replace(' ', chr(92) + ' ')}"
+                       for name, value in settings.items())
+    return with_options(path, options)
 
 
 def connect(path=""):
@@ -660,12 +719,20 @@ def connect(path=""):
         psycopg.conninfo.conninfo_to_dict(path)
     except psycopg.ProgrammingError:
         raise ValueError("path is not a PostgreSQL connection string") from None
-    try:
-        db = Connection.connect(path, autocommit=True)
-    except psycopg.OperationalError as error:
-        raise ServerUnavailable(f"could not connect to the PostgreSQL server ({reason(error)}); "
-                                "check that it runs and that path names it, then connect "
-                                "again") from error
+    settings = SESSION
+    while True:
+        try:
+            db = Connection.connect(store_conninfo(path, settings), autocommit=True)
+            break
+        except psycopg.OperationalError as error:
+            unknown = [name for name in NEWER & set(settings) if f'"{name}"' in str(error)]
+            if unknown:                 # an older server, which has no such setting
+                settings = {name: value for name, value in settings.items() if name not in unknown}
+                continue
+            failed = ServerUnavailable(
+                f"could not connect to the PostgreSQL server ({reason(error)}); check that "
+                "it runs and that path names it, then connect again")
+        raise failed
     try:
         configure(db)
     except BaseException:
@@ -675,14 +742,18 @@ def connect(path=""):
 
 
 def reason(error):
-    """The first line of a psycopg error: libpq's or the server's own words."""
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+    """The server's first sentence, or libpq's first line: never the error's detail or
+    context, which may quote the call's parameters."""
+    return error.diag.message_primary or (str(error).strip().splitlines()
+                                          or [type(error).__name__])[0]
 
 
 def configure(db):
     """Refuse a role the server would not hold to the store's rules; else learn the calls of
     the store that `db`'s search_path names first. (A pool's `configure`, too.)"""
     schema = refuse_unsafe_role(db)
+    refuse_other_settings(db)
+    db.pid = os.getpid()
     name = sql.Identifier(schema)
     db.calls = {call: sql.SQL(statement).format(name).as_string(db) for call, statement in {
         "get": "SELECT revision, expires, body FROM {}.get(%s, %s, %s, %s)",
@@ -690,6 +761,19 @@ def configure(db):
                "FROM {}.put(%s, %s, %s, %s, %s, %s, %s)",
         "forget": "SELECT {}.forget(%s, %s, %s, %s)",
         "purge": "SELECT {}.purge(%s, %s)"}.items()}
+
+
+def refuse_other_settings(db):
+    """Raise ValueError unless the session has SESSION's settings (a server without one of
+    them has nothing to check)."""
+    differ = db.execute("""SELECT string_agg(name, ', ') FROM unnest(%s::text[], %s::text[])
+            AS wanted(name, value) WHERE current_setting(name, true) <> value""",
+        (list(SESSION), list(SESSION.values()))).fetchone()[0]
+    if differ:
+        raise ValueError(f"this session's {differ} differ from what the store relies "
+                         "on (the role's own defaults, set by ALTER ROLE ... SET?): open it with "
+                         "workbook.postgres.connect(), or give a pool "
+                         "workbook.postgres.store_conninfo(url), which set them")
 
 
 def reset(db):
@@ -708,15 +792,19 @@ def refuse_unsafe_role(db):
             c.relowner = r.oid OR n.nspowner = r.oid OR d.datdba = r.oid,
             has_table_privilege(r.oid, c.oid,
                     'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
-                OR has_table_privilege(r.oid, quote_ident(n.nspname) || '.sequence',
+                OR has_table_privilege(r.oid, s.oid,
                     'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
-                OR has_schema_privilege(r.oid, n.oid, 'CREATE'),
+                OR has_schema_privilege(r.oid, n.oid, 'CREATE')
+                OR has_schema_privilege(r.oid, t.oid, 'CREATE, USAGE')
+                OR t.nspowner = r.oid,
             (SELECT count(*) FROM pg_proc p WHERE p.pronamespace = n.oid AND p.prosecdef
                 AND p.proowner <> r.oid AND p.proname IN ('get', 'put', 'forget', 'purge'))
         FROM pg_roles r, pg_database d, pg_namespace n
-        LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = 'records'
+        LEFT JOIN pg_namespace t ON t.nspname = n.nspname || %s
+        LEFT JOIN pg_class c ON c.relnamespace = t.oid AND c.relname = 'records'
+        LEFT JOIN pg_class s ON s.relnamespace = t.oid AND s.relname = 'sequence'
         WHERE r.rolname = current_user AND d.datname = current_database()
-            AND n.nspname = current_schema()""").fetchone()
+            AND n.nspname = current_schema()""", (tables_of(""),)).fetchone()
     if row is None or row[1] is None:
         raise ValueError("no store in the first schema of this connection's search_path: "
                          "the owner must install() one, and the URL name its schema")
@@ -734,9 +822,10 @@ def refuse_unsafe_role(db):
                          "database would not keep the store's promises for it; connect as the "
                          "role create_role made")
     if direct:
-        raise ValueError("this role has rights on the store's tables or may create objects in "
-                         "its schema, so it could write around the store's functions; connect "
-                         "as the role create_role made, which install() gives EXECUTE only")
+        raise ValueError("this role has rights on the store's tables, may name their schema or "
+                         "may create objects in the store's schemas, so it could write around "
+                         "the store's functions or queue for their locks; connect as the role "
+                         "create_role made, which install() gives EXECUTE only")
     if not secured or functions != 4:
         raise ValueError("the store in this schema lacks row-level security or its functions; "
                          "uninstall it and install() it again")
@@ -753,6 +842,16 @@ def ready(db):
                              "the store through asyncio.to_thread")
         raise ValueError(f"db must be a connection from workbook.postgres.connect, got "
                          f"{kind_of(db)}")
+    if db.pid != os.getpid():
+        raise psycopg.ProgrammingError(
+            "this connection was opened by another process, and os.fork gave this one a copy: "
+            "two processes on one connection mix each other's replies, so connect again in "
+            "this process (and neither use nor close the copy here)")
+    if not db.autocommit:
+        raise psycopg.ProgrammingError(
+            "db.autocommit is False, so a call would run inside a transaction that nothing "
+            "commits: set db.autocommit = True, or open db with workbook.postgres.connect(), "
+            "which sets it; each call of the store commits its own transaction")
     if db.closed:
         if db.broken:
             raise ServerUnavailable("the connection to the PostgreSQL server was lost earlier; "
@@ -778,14 +877,16 @@ def call(db, name, *arguments):
         row = db.execute(statement, arguments).fetchone()
     except psycopg.Error as error:
         refused = refusal(db, error)
-        if refused is None:
-            raise
-        raise refused from error
-    return row
+    else:
+        return row
+    # Raised here, outside the except clause, so that it has no __context__ either: the
+    # server's own error may quote the call's parameters, a fact's text among them.
+    raise refused
 
 
 def refusal(db, error):
-    """What to raise instead of psycopg's `error`, or None to let it through."""
+    """What to raise instead of psycopg's `error`: an error of the store's own words, which
+    never carry the call's parameters."""
     if db.closed:
         return ServerUnavailable(
             f"the connection to the PostgreSQL server was lost ({reason(error)}): connect "
@@ -799,9 +900,34 @@ def refusal(db, error):
         return ServerUnavailable(
             f"the server cancelled the call after {TIMEOUTS['statement_timeout']} (the "
             "statement timeout) or on request, so nothing was done: call again")
-    if isinstance(error, (psycopg.errors.InvalidParameterValue, psycopg.errors.DataCorrupted)):
-        return ValueError(error.diag.message_primary)      # the store's own checks, on the server
-    return None
+    diag = error.diag
+    if (isinstance(error, (psycopg.errors.InvalidParameterValue, psycopg.errors.DataCorrupted))
+            and diag.source_function == "exec_stmt_raise"):
+        return ValueError(diag.message_primary)     # the store's own checks, on the server
+    if isinstance(error, psycopg.IntegrityError):
+        # A constraint or trigger an administrator added refused the write: the same class,
+        # with the server's first sentence only (its detail and context may quote the row).
+        fields = {psycopg.pq.DiagnosticField.SQLSTATE: error.sqlstate,
+                  psycopg.pq.DiagnosticField.SEVERITY: diag.severity,
+                  psycopg.pq.DiagnosticField.MESSAGE_PRIMARY: diag.message_primary}
+        return type(error)(diag.message_primary, info={
+            field: value.encode() for field, value in fields.items() if value is not None})
+    if isinstance(error, psycopg.errors.DeadlockDetected):
+        return ServerUnavailable("the server ended this call to break a deadlock with another "
+                                 "session, so nothing was written: call again")
+    if isinstance(error, psycopg.errors.TransactionRollback):
+        return ServerUnavailable("the server could not serialize this call with another "
+                                 "session's, so nothing was written: call again")
+    if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
+        return ServerUnavailable("the server refused to write, because this session's "
+                                 "transactions are read-only (a standby, or "
+                                 "default_transaction_read_only set on it), so nothing was "
+                                 "written: connect again with workbook.postgres.connect() to "
+                                 "the primary server")
+    return ServerUnavailable(
+        f"the server refused the call ({type(error).__name__}, SQLSTATE {error.sqlstate}), so "
+        "nothing was written: if calling again does not help, an administrator should check "
+        "the store's schemas and role, which install() and create_role() set up")
 
 # %% ../notebooks/appendix-postgres.ipynb #apg-022
 def stored(kind, revision, expires, body):
