@@ -21,7 +21,9 @@ The learner's copy is a folder of their own. `sync` writes each chapter into it 
 overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
 in `COPY/00-updates-available.md`, which heads the file browser. `update` replaces those
 chapters with the new edition, carrying the learner's answer cells over by cell id, and first
-saves the learner's whole file in `COPY/earlier-versions/`. The folder's `.workbook.json`
+saves the learner's whole file in `COPY/earlier-versions/`; a chapter open in a JupyterLab
+that serves the copy is left for later (saving its tab would write the old version back over
+the new one), and `update` says so and fails. The folder's `.workbook.json`
 remembers which edition each chapter was copied from. From the command line, the notebooks it
 writes are signed as trusted in the learner's Jupyter data folder, as `jupyter trust` would.
 Nothing in make test or CI reads the copy.
@@ -73,7 +75,8 @@ These chapters changed since they were copied here:
 
 Your copies are untouched. To bring the new versions in, close their tabs, then run
 `make lab-update` in a terminal. Your answer cells are carried over, and each file you had is
-saved in `earlier-versions/` first.
+saved in `earlier-versions/` first. While a chapter is open here, `make lab-update` leaves it
+as it is and says so: saving its tab afterwards would write your old version over the new one.
 """
 
 
@@ -201,7 +204,7 @@ def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
     write_manifest(copy, manifest)
     note = copy / UPDATES
     if changed:
-        note.write_text(UPDATE_NOTE.format(chapters="\n".join(f"- `{name}`" for name in changed)))
+        note.write_text(UPDATE_NOTE.format(chapters="\n".join(f"- [{name}]({name})" for name in changed)))
     elif note.exists():
         note.unlink()
     return added, changed
@@ -227,11 +230,41 @@ def saved_earlier(copy, name):
     return folder / f"{stem}.{number}.ipynb"
 
 
-def update(copy=COPY, source=ROOT / "notebooks", trust=False):
-    """Bring every changed chapter up to date, keeping answers; return the names updated."""
+def open_in_lab(copy):
+    """The notebooks of `copy` that a running JupyterLab has open: every server that serves
+    the folder (jupyter_server's runtime files name them, with their tokens) is asked for its
+    kernel sessions and for the tabs of its layout (a tab whose kernel was shut down has no
+    session). A server that does not answer holds nothing open."""
+    import urllib.request
+    from jupyter_server.serverapp import list_running_servers
+    found = set()
+    for server in list_running_servers():
+        if Path(server.get("root_dir", "")).resolve() != Path(copy).resolve():
+            continue
+        def ask(path):
+            request = urllib.request.Request(server["url"].rstrip("/") + path, headers={
+                "Authorization": f"token {server.get('token', '')}"})
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return json.loads(response.read())
+        try:
+            found |= {session["path"] for session in ask("/api/sessions")}
+            layout = ask("/lab/api/workspaces/default").get("data", {})
+        except (OSError, ValueError):
+            continue
+        found |= {entry.get("data", {}).get("path") for key, entry in layout.items()
+                  if key.startswith("notebook:") and isinstance(entry, dict)}
+    return {name for name in found if name}
+
+
+def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
+    """Bring every changed chapter up to date, keeping answers; return the names updated.
+
+    Chapters named in `keep` (open in a running lab) are left as they are, still offered."""
     copy = Path(copy)
     added, changed = sync(copy, source, trust)
     manifest = read_manifest(copy)
+    waiting = [name for name in changed if name in keep]
+    changed = [name for name in changed if name not in keep]
     for name in changed:
         target = copy / name
         old = nbformat.read(target, as_version=4)
@@ -240,7 +273,8 @@ def update(copy=COPY, source=ROOT / "notebooks", trust=False):
         saved_earlier(copy, name).write_text(target.read_text())
         write_notebook(target, carried_over(fresh, old), trust)
     write_manifest(copy, manifest)
-    (copy / UPDATES).unlink(missing_ok=True)
+    if not waiting:
+        (copy / UPDATES).unlink(missing_ok=True)
     return changed
 
 
@@ -257,13 +291,21 @@ def main(command="sync", where=None, edition=None):
         print(f"learner's edition: {len(written)} notebooks in {shown(out.resolve())}")
         return 0
     if command == "update":
-        updated = update(copy, source, trust=True)
+        busy = open_in_lab(copy)
+        updated = update(copy, source, trust=True, keep=busy)
         where = shown(copy)
+        waiting = sync(copy, source)[1]
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
                   f"(your previous files are in {where}/{EARLIER}/).")
-        else:
+        elif not waiting:
             print(f"Every chapter in {where}/ is up to date.")
+        if waiting:
+            print(f"Not updated, open in JupyterLab: {', '.join(waiting)}. Saving that tab would "
+                  "write your old version over the new one. Save your work, close the tab "
+                  "(File > Close and Shut Down Notebook), then run make lab-update again.",
+                  file=sys.stderr)
+            return 1
         return 0
     if command != "sync":
         print(f"unknown command {command!r}: use sync, update or edition", file=sys.stderr)

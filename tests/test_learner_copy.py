@@ -87,6 +87,22 @@ def test_a_changed_chapter_is_offered_and_kept_until_the_learner_updates(tmp_pat
     assert (copy / "earlier-versions" / "01-purpose-and-validation.2.ipynb").exists()
 
 
+def test_a_chapter_open_in_a_running_lab_is_left_for_later(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    mine = work_in(copy)
+    change_chapter(source)
+    assert learner.update(copy, source, keep={CHAPTER_1}) == []
+    assert (copy / CHAPTER_1).read_bytes() == mine           # untouched while its tab is open
+    assert CHAPTER_1 in (copy / learner.UPDATES).read_text()  # and still offered
+    assert learner.update(copy, source) == [CHAPTER_1]       # once it is closed
+    assert not (copy / learner.UPDATES).exists()
+
+
+def test_no_running_lab_holds_a_folder_open(tmp_path):
+    assert learner.open_in_lab(tmp_path) == set()
+
+
 def test_a_new_chapter_is_added_and_the_others_left_alone(tmp_path, source):
     copy = tmp_path / "mine"
     learner.sync(copy, source)
@@ -121,7 +137,8 @@ def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_p
     change_chapter(source)
     learner.sync(copy, source)
     note = (copy / learner.UPDATES).read_text()
-    assert f"- `{CHAPTER_1}`" in note and "make lab-update" in note and "close their tabs" in note
+    assert f"- [{CHAPTER_1}]({CHAPTER_1})" in note  # a link JupyterLab opens the chapter from
+    assert "make lab-update" in note and "close their tabs" in note
     assert sorted(p.name for p in copy.iterdir() if not p.name.startswith("."))[:2] == \
         [learner.START, learner.UPDATES]
     learner.update(copy, source)
@@ -143,7 +160,9 @@ def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
 
 @pytest.mark.parametrize("chapters, start", [(["01-first.ipynb", "02-second.ipynb"],
                                               "/lab/tree/01-first.ipynb"),
-                                             (["notes.ipynb"], "/lab")])
+                                             (["notes.ipynb"], "/lab"),
+                                             (["01-first.ipynb", learner.UPDATES],
+                                              f"/lab/tree/{learner.UPDATES}")])
 def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start):
     # scripts/lab in a stand-in tree whose jupyter only prints what it was asked to do
     tree = tmp_path / "tree"
@@ -166,6 +185,33 @@ def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start)
     assert lab.startswith("jupyter lab --allow-root") and f"--LabApp.default_url={start}" in lab
     assert f"--ServerApp.root_dir={served}" in lab
     assert ("No chapter 1" in done.stderr) == (start == "/lab")
+    # the kernel websocket's legacy protocol and the pre-save hook (jupyterlab/workbook_lab.py)
+    assert "--ZMQChannelsWebsocketConnection.kernel_ws_protocol= " in lab
+    assert "--FileContentsManager.pre_save_hook=workbook_lab.drop_widget_views" in lab
+
+
+def test_a_saved_notebook_keeps_an_explorers_still_not_its_view():
+    sys.path.insert(0, str(ROOT / "jupyterlab"))
+    import workbook_lab
+    from workbook.explorer import explore
+    from workbook.timeline import clock_backwards_scenario
+    data, _ = explore(clock_backwards_scenario())._repr_mimebundle_()
+    assert workbook_lab.WIDGET_VIEW in data
+    alone = {workbook_lab.WIDGET_VIEW: {"model_id": "m"}}
+    notebook = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}}, cells=[
+        nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+            "execute_result", data=dict(data), execution_count=1)]),
+        nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("display_data", data=alone)]),
+        nbformat.v4.new_markdown_cell("text")])
+    model = {"type": "notebook", "content": json.loads(nbformat.writes(notebook))}
+    workbook_lab.drop_widget_views(model=model, path="x.ipynb", contents_manager=None)
+    kept, view_alone = (cell["outputs"][0]["data"] for cell in model["content"]["cells"][:2])
+    assert set(kept) == set(data) - {workbook_lab.WIDGET_VIEW}  # the still: text, HTML, picture
+    assert view_alone == alone  # a view with no fallback stays (it has nothing else to show)
+    assert "widgets" not in model["content"]["metadata"]
+    other = {"type": "file", "content": "text"}
+    workbook_lab.drop_widget_views(model=other, path="x.md", contents_manager=None)
+    assert other == {"type": "file", "content": "text"}
 
 
 def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
