@@ -120,11 +120,12 @@ class StyledTable(Styler):
     """A Styler whose notebook output is the same on every run, for nbval.
 
     Its HTML ids come from the caption (or the table's contents) instead of a random uuid, and
-    its plain-text form is the table itself instead of a memory address.
+    its plain-text form is the table itself (under its caption) instead of a memory address.
     """
 
     def __repr__(self):
-        return self.data.to_string(index=False)
+        table = self.data.to_string(index=False)
+        return f"{self.caption}:\n{table}" if self.caption else table
 
 
 TABLE_STYLES = [
