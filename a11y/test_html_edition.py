@@ -40,3 +40,35 @@ def test_page_has_no_wcag_a_or_aa_violation(browser, built, name):
         assert result["violations"] == [], f"{name}: {count(result)} elements: {summary(result)}"
     finally:
         page.close()
+
+
+TAB_STOPS = """() => {
+    const all = [...document.querySelectorAll("*")];
+    const scrolls = all.filter(e => ["auto", "scroll"].includes(getComputedStyle(e).overflowX)
+        && e.scrollWidth > e.clientWidth && e.getClientRects().length);
+    const stops = all.filter(e => e.getAttribute("tabindex") === "0");
+    const name = e => e.getAttribute("aria-label") || "";
+    return {scrolls: scrolls.length, stops: stops.length,
+            unreachable: scrolls.filter(e => !stops.includes(e)).map(e => e.outerHTML.slice(0, 200)),
+            needless: stops.filter(e => !scrolls.includes(e)).map(e => e.outerHTML.slice(0, 200)),
+            unnamed: stops.filter(e => !name(e)).length};
+}"""
+
+
+@pytest.mark.parametrize("name", PAGES[1:])
+def test_a_tab_stop_only_where_the_content_scrolls(browser, built, name):
+    """nbconvert made every cell and output a tab stop (94 in chapter 4, none named). Now an
+    element is a tab stop exactly while it scrolls sideways, at a desktop width and at a phone's,
+    and each has a name."""
+    for width in (1280, 400):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        try:
+            page.goto((built / name).as_uri())
+            expect(page.locator(".jp-Notebook h1").first).to_be_visible(timeout=WAIT)
+            found = page.evaluate(TAB_STOPS)
+            assert found["unreachable"] == [] and found["needless"] == [], (width, found)
+            assert found["unnamed"] == 0, (width, found)
+            if width == 400 and name.startswith("04"):
+                assert 0 < found["stops"] < 20, found  # the chapter's wide tables, no more
+        finally:
+            page.close()

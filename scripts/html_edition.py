@@ -9,6 +9,19 @@ are left out (scripts/html_template/offline). A widget output keeps what its sta
 fallback says: the time explorer's HTML tables and its PNG picture. No src or href points
 at the network: a link in a chapter's prose becomes its text followed by the address in
 parentheses, which a reader can copy but the page never loads. The notebooks are only read.
+
+For a reader with a screen reader (WCAG 2.1 AA; make test-a11y), the pages are also made
+easier to follow than nbconvert leaves them (``accessible``): each code cell's source is a
+group named "Code of cell n" with its text marked as code, and its outputs a group named
+"Output of cell n"; nbconvert's tabindex="0" on every cell and output is removed (a tab stop
+with no name), except on an output or a text that holds a table, which may scroll sideways and
+so must be reachable by the keyboard (named, then, by its group; a few lines of script in the page
+keep that tab stop only while the table is wider than the page); an exercise's bold lead-in
+("**Exercise 5.1.**") becomes a heading one level below the section it is in; a worked answer
+(its ``### BEGIN SOLUTION`` cell and the checks that run it) waits in a closed
+<details> "Show the worked answer", so that reading on does not give the answer before the
+reader has chosen theirs; and a cell of nbdev directives only (``#| default_exp``) is left
+out. The two navigation bars are named "Chapters, top" and "Chapters, bottom".
 """
 import copy
 import html
@@ -23,6 +36,10 @@ from nbconvert import HTMLExporter
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "html_template"
 WIDGET = "application/vnd.jupyter.widget-view+json"
+EXERCISE = re.compile(r"^\s*(Exercise [A-Z0-9]+\.\d+)\.?\s*$")
+CHECK = re.compile(r"^\s*q\d+\.(check|compare)\(.*\)\s*$")
+SOLUTION = "### BEGIN SOLUTION"
+HEADING = re.compile(r"^h[1-6]$")
 NETWORK = re.compile(r"^\s*(https?:)?//", re.I)
 
 
@@ -44,6 +61,7 @@ def static_outputs(nb):
     """
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
+    nb.cells = [cell for cell in nb.cells if not directives_only(cell)]
     for cell in nb.cells:
         outputs = []
         for output in cell.get("outputs", []):
@@ -61,6 +79,129 @@ def static_outputs(nb):
         if cell.cell_type == "code":
             cell.outputs = outputs
     return nb
+
+
+def directives_only(cell):
+    """A code cell that holds nbdev directives and nothing else (``#| default_exp demo``): it
+    tells the exporter where the chapter's code goes, and tells a reader nothing."""
+    lines = [line for line in cell.source.splitlines() if line.strip()]
+    return cell.cell_type == "code" and bool(lines) and all(l.startswith("#|") for l in lines)
+
+
+def worked(cell):
+    """"answer" for a cell holding a worked solution, "check" or "compare" for a call that runs
+    one (q1.check(visible), q1.compare(visible)), else None."""
+    if cell.cell_type != "code":
+        return None
+    if SOLUTION in cell.source:
+        return "answer"
+    match = CHECK.match(cell.source)
+    if match and cell.get("outputs"):
+        return match[1]
+    return None
+
+
+def accessible(page, nb):
+    """The page's cells as a screen reader needs them (see the module's docstring)."""
+    soup = BeautifulSoup(page, "html.parser")
+    cells = {f"cell-id={cell.get('id')}": cell for cell in nb.cells}
+    for number, element in enumerate(soup.select("div.jp-Cell.jp-CodeCell"), start=1):
+        cell = cells.get(element.get("id"))
+        count = cell.get("execution_count") if cell is not None else None
+        name = f"cell {count or number}"
+        area = element.select_one(".jp-InputArea")
+        if area is not None:
+            area["role"], area["aria-label"] = "group", f"Code of {name}"
+            for pre in area.select(".highlight pre"):
+                code = soup.new_tag("code")
+                for child in list(pre.contents):
+                    code.append(child.extract())
+                pre.append(code)
+        outputs = element.select_one(".jp-OutputArea")
+        if outputs is not None:
+            outputs["role"], outputs["aria-label"] = "group", f"Output of {name}"
+    for element in soup.select(".jp-MarkdownOutput"):
+        if element.find("table"):  # a markdown table scrolls sideways on a narrow page
+            element["tabindex"] = "0"
+            element["role"], element["aria-label"] = "group", "Text with a table"
+            element["data-workbook-scroll"] = ""
+    for element in soup.find_all(attrs={"tabindex": "0"}):
+        if element.has_attr("data-workbook-scroll"):
+            continue
+        scrolls = "jp-OutputArea-output" in element.get("class", []) and element.find("table")
+        if scrolls:  # a wide table scrolls sideways: keep it reachable, and name the tab stop
+            group = element.find_parent(class_="jp-OutputArea")
+            name = group.get("aria-label", "Output") if group is not None else "Output"
+            parts = group.select(".jp-OutputArea-output") if group is not None else [element]
+            element["role"] = "group"
+            element["data-workbook-scroll"] = ""  # the page's script keeps the stop only if it scrolls
+            if len(parts) == 1:  # the one output names itself; its area need not say it again
+                element["aria-label"] = name
+                del group["role"], group["aria-label"]
+            else:
+                place = next(i for i, part in enumerate(parts, start=1) if part is element)
+                element["aria-label"] = f"{name}, part {place}"
+        else:
+            del element["tabindex"]
+    exercise_headings(soup)
+    worked_answers(soup, cells)
+    return str(soup)
+
+
+def exercise_headings(soup):
+    """``<p><strong>Exercise 5.1.</strong> ...</p>`` becomes ``<h3>Exercise 5.1</h3><p>...</p>``,
+    one level below the heading before it."""
+    level = 1
+    for element in soup.find_all([HEADING, "p"]):
+        if HEADING.match(element.name):
+            if not element.has_attr("data-workbook-exercise"):
+                level = int(element.name[1])
+            continue
+        lead = element.find(True, recursive=False)
+        if lead is None or lead.name != "strong" or element.contents[0] is not lead:
+            continue
+        match = EXERCISE.match(lead.get_text())
+        if match is None:
+            continue
+        anchor = match[1].replace(" ", "-")
+        heading = soup.new_tag(f"h{min(level + 1, 6)}", id=anchor)
+        heading["data-workbook-exercise"] = ""
+        heading.string = match[1]
+        link = soup.new_tag("a", href=f"#{anchor}", attrs={"class": "anchor-link"})
+        link.string = "¶"
+        heading.append(link)
+        lead.extract()
+        if element.contents and isinstance(element.contents[0], str):
+            element.contents[0].replace_with(element.contents[0].lstrip())
+        element.insert_before(heading)
+        if not element.get_text(strip=True):
+            element.decompose()
+
+
+def worked_answers(soup, cells):
+    """Each run of adjacent worked-answer cells (the solution, the checks that run it) inside
+    one closed <details>."""
+    groups, current = [], []
+    for element in soup.select("div.jp-Cell"):
+        kind = worked(cells[element["id"]]) if element.get("id") in cells else None
+        if kind and current and current[-1][0].find_next_sibling("div") is element:
+            current.append((element, kind))
+        elif kind:
+            current = [(element, kind)]
+            groups.append(current)
+        else:
+            current = []
+    for group in groups:
+        details = soup.new_tag("details", attrs={"class": "workbook-worked-answer"})
+        summary = soup.new_tag("summary")
+        kinds = {kind for _, kind in group}
+        summary.string = ("Show the worked answer" if "answer" in kinds
+                          else "Show the run beside the worked answer" if "compare" in kinds
+                          else "Show the check of the worked answer")
+        details.append(summary)
+        group[0][0].insert_before(details)
+        for element, _ in group:
+            details.append(element.extract())
 
 
 def title_of(nb, fallback):
@@ -148,9 +289,10 @@ def build(out=ROOT / "build" / "html", notebooks=ROOT / "notebooks"):
     for index, (path, nb) in enumerate(zip(sources, books)):
         resources = {"metadata": {"name": pages[index][1], "path": str(path.parent)},
                      "workbook_nav": navigation(pages, index)}
-        body, _ = exporter.from_notebook_node(static_outputs(nb), resources=resources)
+        shown = static_outputs(nb)
+        body, _ = exporter.from_notebook_node(shown, resources=resources)
         target = out / pages[index][0]
-        target.write_text(unlink(body), encoding="utf-8")
+        target.write_text(unlink(accessible(body, shown)), encoding="utf-8")
         written.append(target)
     items = "\n".join(
         f'<li><a href="{name}">{html.escape(title)}</a><br>'

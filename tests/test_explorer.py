@@ -15,7 +15,7 @@ from workbook.explorer import CURSOR_LEAD, CURSOR_WIDTH, FUTURE_ALPHA, Explorer,
 from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.timeline import (
     Clock, Forget, Get, Purge, Put, Reopen, checkpoint, clock_backwards_scenario, demo_scenario,
-    fact, late_purge_scenario, observe, passes)
+    fact, late_purge_scenario, observe, passes, plot_timeline)
 
 SCENARIOS = [demo_scenario, late_purge_scenario, clock_backwards_scenario]
 FACT_TEXT = fact()["text"]
@@ -103,7 +103,7 @@ def test_hidden_but_present_at_108_in_the_demo():
     run = observe(demo_scenario())
     state = state_at(run, 10)  # the get at 108, before the purge
     assert state.header() == ("step 11 of 13 · now = 108 · "
-                              "get orchard / fact / preference → None")
+                              "get orchard / fact / preference returns None")
     assert state.rows.values.tolist() == [["orchard / checkpoint / run-a", 3, 162, "visible"],
                                           ["orchard / fact / preference", 4, 108, "hidden"]]
     assert "hidden</b>: the row is still in" in state.to_html()
@@ -195,38 +195,100 @@ def test_every_step_is_announced_with_what_get_returned():
     for order in range(len(run.operations)):
         explorer.step = order + 1
         state = explorer.state
-        spoken = explorer.header + explorer.announcement  # the live region's whole text
-        assert spoken.startswith(f"step {order + 1} of 13 · now = {state.time} · ")
+        spoken = explorer.announcement  # the live region's whole text
+        assert explorer.announced == order + 1  # the step it was said for
+        # the slider's value text says the step; the live region does not repeat it
+        assert "step " not in spoken and " of 13" not in spoken
+        assert f"{state.did()}, now {state.time}" in spoken and "→" not in spoken
         for name, returns in zip(state.gets["identity"], state.gets["returns"]):
-            assert f"{name} {returns}" in explorer.announcement
-        assert f"records holds {len(state.rows)} row" in explorer.announcement \
-            or "records holds no rows" in explorer.announcement
-        assert f"step {order + 1} of 13" in explorer.alt
+            assert f"{name} {returns}" in spoken
+        assert f"records holds {len(state.rows)} row" in spoken \
+            or "records holds no rows" in spoken
+        assert f"step {order + 1} of 13" in explorer.alt and "→" not in explorer.alt
         said.add(spoken)
     assert len(said) == len(run.operations)
     explorer.step = 11
     assert explorer.announcement == (
-        ". get returns: orchard / checkpoint / run-a revision 3; orchard / fact / preference "
-        "None; harbour / fact / preference None. records holds 2 rows: orchard / checkpoint / "
-        "run-a revision 3, expires 162, visible to get; orchard / fact / preference revision 4, "
-        "expires 108, hidden from get.")
+        "orchard / fact / preference: hidden from get, the row stays in records (get orchard / "
+        "fact / preference returns None, now 108). get returns: orchard / checkpoint / run-a "
+        "revision 3; orchard / fact / preference None; harbour / fact / preference None. records "
+        "holds 2 rows: orchard / checkpoint / run-a revision 3, expires 162, visible to get; "
+        "orchard / fact / preference revision 4, expires 108, hidden from get.")
     with pytest.raises(traitlets.TraitError, match="step must be from 1 to 13"):
         explorer.step = 14
     assert explorer.step == 11
 
 
+def test_the_announcement_leads_with_what_changed():
+    run = observe(demo_scenario())
+    explorer = explore(run)
+    first = {}
+    for order in range(len(run.operations)):
+        explorer.step = order + 1
+        first[order + 1] = explorer.announcement.split(" (")[0]
+    assert first[1] == "orchard / checkpoint / run-a: revision 1 written, expires 160"
+    assert first[2] == "orchard / checkpoint / run-a: revision 2 replaces 1, expires 161"
+    assert first[3] == "Nothing changed"  # the reopen: the file holds what it held
+    assert first[7] == "Nothing changed"  # the stale write is refused
+    assert first[12] == "orchard / fact / preference: row removed from records"
+    assert first[13] == ("orchard / checkpoint / run-a: row removed from records; "
+                         "orchard / checkpoint / run-a: get now returns None") or \
+        first[13] == "orchard / checkpoint / run-a: row removed from records"
+    # the clock moving back makes a hidden row visible again
+    back = explore(observe(clock_backwards_scenario()))
+    back.step = next(o for o, op in enumerate(back.run.operations) if isinstance(op, Clock)) + 1
+    assert back.announcement.startswith("orchard / fact / preference: visible to get again "
+                                        "(the clock is set to 104, now 104 (clock pass 2)).")
+
+
+def test_a_stale_announcement_is_dropped_by_the_front_end():
+    explorer = explore(observe(demo_scenario()))
+    esm = explorer._esm
+    # the live region is written only when the announcement is for the step the slider is on
+    assert 'if (model.get("announced") === Number(input.value))' in esm
+    assert '"announced"' in esm.split("function render")[0]  # a change to it re-renders
+    # the header is shown but not inside the live region
+    assert "heading.append(header)" in esm and "spoken.append" not in esm
+    assert 'el.append(control, heading, spoken, tables, picture, description)' in esm
+
+
 def test_the_picture_has_its_alt_and_the_timelines_description():
     run = observe(late_purge_scenario())
-    explorer = explore(run, step=3)
+    explorer = explore(run, step=3)  # never drawn above: the still carries the full description
+    assert explorer.title == "Present in records vs visible to get"
     assert explorer.alt.startswith("The timeline “Present in records vs visible to get” with "
                                    "the cursor at step 3 of 6, now = 108: get orchard / fact / "
-                                   "preference → None.")
-    assert explorer.description == explorer.cursor.figure.description.to_html()
-    assert "hidden but present from 108 until 115" in explorer.description
+                                   "preference returns None.")
+    assert "Hidden but present for 7 ticks, 108 to 115" in explorer.description
+    assert "Still to come: step 4, put at 110; step 5, get at 112; step 6, purge at 115." \
+        in explorer.description
     data, metadata = explorer._repr_mimebundle_()
     assert metadata["image/png"]["alt"] == explorer.alt
     assert f'alt="{explorer.alt}"' in data["text/html"]
     assert f'src="data:image/png;base64,{data["image/png"]}"' in data["text/html"]
+
+
+def test_a_still_below_its_figure_points_to_it_instead_of_repeating_it():
+    from bs4 import BeautifulSoup
+
+    run = observe(late_purge_scenario())
+    figure = plot_timeline(run, title="A late purge")
+    explorer = explore(run, step=3)
+    assert explorer.title == "A late purge"  # the title of the figure it steps through
+    assert "“A late purge” with the cursor at step 3 of 6" in explorer.alt
+    data, _ = explorer._repr_mimebundle_()
+    details = BeautifulSoup(data["text/html"], "html.parser").find("details")
+    said = [p.get_text() for p in details.find_all("p")]
+    assert said == ["The same run as the figure above (“A late purge”); its description is there.",
+                    "Still to come: step 4, put at 110; step 5, get at 112; step 6, purge at 115."]
+    assert details.find("table") is None  # the figure's events table is not repeated
+    for part in figure.description.parts:
+        if isinstance(part, str):
+            assert part not in data["text/html"] and part not in data["text/plain"]
+    explorer.step = 6
+    assert "Nothing is still to come: this is the last step." in explorer.description
+    assert explore(run, title="Another title").title == "Another title"
+    assert explore(run).title == "A late purge"  # an explorer's own picture is not a figure above
 
 
 def test_state_at_refuses_an_order_outside_the_run():

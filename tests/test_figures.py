@@ -94,3 +94,67 @@ def test_a_figure_without_a_description_is_caught():
     assert problems({"data": data, "metadata": metadata}) == []
     with pytest.raises(ValueError, match="non-empty alt"):
         described(figure, "A title", " ", [])
+
+
+# ---------------------------------------------------------------- what a listener hears of a timeline
+
+def described_outputs(path):
+    """(cell id, alt, <details> soup) for every stored picture with a description, in order."""
+    for cell_id, output in figures(path):
+        alt = (output.get("metadata", {}).get("image/png") or {}).get("alt", "")
+        page = BeautifulSoup(text(output["data"].get("text/html", "")), "html.parser")
+        yield cell_id, alt, page.find("details")
+
+
+def table_rows(table):
+    columns = [th.get_text() for th in table.thead.find_all("th")]
+    return [dict(zip(columns, (td.get_text() for td in tr.find_all("td"))))
+            for tr in table.tbody.find_all("tr")]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_stored_timeline_has_one_events_table_in_the_order_things_happened(notebook):
+    for cell_id, alt, details in described_outputs(notebook):
+        if not alt.startswith("Timeline “"):
+            continue
+        [table] = details.find_all("table")  # one table, not one per lane
+        rows = table_rows(table)
+        assert list(rows[0])[:2] == ["step", "tick"] and "get returns" in rows[0], cell_id
+        steps = [int(r["step"]) for r in rows if r["step"] != "no operation"]
+        assert steps == sorted(steps), cell_id
+        for before, after in zip(rows, rows[1:]):
+            if before.get("pass", "1") == after.get("pass", "1"):
+                assert int(after["tick"]) >= int(before["tick"]), (cell_id, before, after)
+        assert all(r["step"].strip() for r in rows), cell_id  # a deadline says "no operation"
+        said = details.get_text(" ")
+        assert said.count("the file is closed and reopened") <= 1, cell_id
+        assert "marker" not in said and "one per identity" not in said, cell_id
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_stored_still_points_to_its_figure_and_does_not_repeat_it(notebook):
+    """An explorer's still names the figure it steps through, says its description is there,
+    lists the steps still to come, and repeats none of the figure's description."""
+    drawn = {}
+    for cell_id, alt, details in described_outputs(notebook):
+        if alt.startswith("Timeline “"):
+            title = alt.split("“", 1)[1].split("”", 1)[0]
+            drawn[title] = [p.get_text() for p in details.find_all("p")]
+            continue
+        if not alt.startswith("The timeline “"):
+            continue
+        title = alt.split("“", 1)[1].split("”", 1)[0]
+        assert title in drawn, (cell_id, title, list(drawn))  # the figure above, by its title
+        said = [p.get_text() for p in details.find_all("p")]
+        assert said[0] == f"The same run as the figure above (“{title}”); its description is there."
+        assert re.fullmatch(r"Still to come: (step \d+, [a-z ]+ \d+(; |\.$))+", said[1]) or \
+            said[1] == "Nothing is still to come: this is the last step.", said[1]
+        assert details.find("table") is None and not set(said) & set(drawn[title]), cell_id
+        assert "→" not in alt and (" returns " in alt or " raises " in alt), alt
+
+
+def test_the_exercise_figure_says_whether_the_prediction_matches():
+    [(cell_id, alt, details)] = [found for found in described_outputs(
+        ROOT / "notebooks" / "05-recovery-and-timelines.ipynb") if "you predicted" in found[1]]
+    said = "Your prediction matches the run: visible 100 to 109 and 111 to 113."
+    assert said in alt and said in details.get_text(" "), cell_id

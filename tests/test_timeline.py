@@ -15,7 +15,8 @@ from workbook.store import connect, get, purge, put
 from workbook.timeline import (
     COLUMNS, Clock, Get, Put, Purge, Run, at, checkpoint, clock_backwards_scenario,
     demo_scenario, demo_tables, fact, intervals, late_purge_scenario, observe,
-    plot_timeline, styled, styled_demo_tables, svg_bytes)
+    passes, plot_timeline, styled, styled_demo_tables, svg_bytes)
+from workbook.timeline import Forget as timeline_forget
 
 FACT_TEXT = fact()["text"]
 
@@ -313,17 +314,26 @@ def test_notebook_shows_the_figure_as_png():
 # ---------------------------------------------------------------- the picture in words
 
 EVENT_WORDS = {"write": "put writes revision", "rejected-write": "put raises",
-               "read": "get returns revision", "read-none": "get returns None",
+               "read": "get reads it", "read-none": "get reads it",
                "purge": "purge orchard", "forget": "forget revision"}
-BAND_WORDS = {"present": "present in records", "visible": "visible to get",
-              "hidden": "hidden but present"}
+BAND_WORDS = {"present": "present in records from {start} ",
+              "visible": "visible to get {again}from {start} ",
+              "hidden": "hidden but present for {ticks}, {start} to {end}"}
 
 
-def event_rows(description):
-    """{lane: [(tick, step, what)]} from the description's event tables."""
+def events_table(description):
+    """The description's one events table, as a list of {column: cell}."""
     from workbook.figures import Table
-    return {part.caption.removeprefix("Events on "): list(part.rows)
-            for part in description.parts if isinstance(part, Table)}
+    [table] = [part for part in description.parts if isinstance(part, Table)]
+    return [dict(zip(table.columns, row)) for row in table.rows]
+
+
+def lane_story(description, name):
+    return next(p for p in description.parts if isinstance(p, str) and p.startswith(f"{name}: "))
+
+
+def sentences(text):
+    return [s for s in text.replace("; ", ". ").split(". ") if s]
 
 
 @pytest.mark.parametrize("make", SCENARIOS)
@@ -332,37 +342,72 @@ def test_the_description_says_what_the_picture_draws(make):
     fig = plot_timeline(run, title="A title")
     description = fig.description
     text = description.to_text()
-    events = event_rows(description)
-    lanes = list(dict.fromkeys(zip(run.frame["tenant"], run.frame["kind"], run.frame["key"])))
-    assert list(events) == [" / ".join(name) for name in lanes if
-                            any(parts[1:4] == list(name) for _, parts in marker_lines(fig))]
-    # every band of every lane, with its ticks
+    rows = events_table(description)
+    lanes = [" / ".join(name) for name in dict.fromkeys(zip(run.frame["tenant"], run.frame["kind"],
+                                                             run.frame["key"]))]
+    one = len(lanes) == 1
+    name_of = (lambda row: lanes[0]) if one else (lambda row: row["identity"])
+    # every band of every lane, with its ticks, in the lane's own paragraph
     for span in intervals(run).itertuples(index=False):
-        lane_text = next(p for p in description.parts if isinstance(p, str)
-                         and p.startswith(f"Lane {span.tenant} / {span.kind} / {span.key}:"))
-        assert f"{BAND_WORDS[span.band]} from {span.start} until {span.end}" in lane_text
-    # every marker drawn is an event row at its tick (and its step, for an operation)
+        story = lane_story(description, f"{span.tenant} / {span.kind} / {span.key}")
+        ticks = f"{span.end - span.start} tick" + ("" if span.end - span.start == 1 else "s")
+        words = BAND_WORDS[span.band].format(start=span.start, end=span.end, ticks=ticks,
+                                             again="again " if span.band == "visible"
+                                             and span[3] > 1 else "")
+        assert words.lower() in story.lower(), (words, story)
+        assert str(span.end) in story
+    # every marker drawn is a row of the one events table at its step and tick
     times = run.frame.groupby(level="order")["time"].first()
     for line, parts in marker_lines(fig):
         if parts[0] in ("reopen", "clock"):
             order = int(parts[1])
-            for rows in events.values():
-                assert any(step == str(order + 1) for _, step, _ in rows)
+            [row] = [r for r in rows if r["step"] == str(order + 1)]
+            assert name_of(row) == (lanes[0] if one else "every identity")
         elif parts[0] == "expiry":
             _, tenant, kind, key, _, end = parts
-            assert (end, "", "deadline (expires): get returns None from this tick on") in \
-                events[f"{tenant} / {kind} / {key}"]
+            assert any(r["step"] == "no operation" and r["tick"] == end
+                       and name_of(r) == f"{tenant} / {kind} / {key}"
+                       and r["get returns"] == "None" for r in rows)
         else:
             kind_of_marker, tenant, kind, key, order = parts
-            [(tick, what)] = [(tick, what) for tick, step, what in events[f"{tenant} / {kind} / {key}"]
-                              if step == str(int(order) + 1)]
-            assert tick == str(times[int(order)]) and what.startswith(EVENT_WORDS[kind_of_marker])
-    drawn = sum(1 for _, parts in marker_lines(fig) if parts[0] not in ("reopen", "clock"))
-    lines = sum(1 for _, parts in marker_lines(fig) if parts[0] in ("reopen", "clock"))
-    assert sum(len(rows) for rows in events.values()) == drawn + lines * len(events)
+            [row] = [r for r in rows if r["step"] == str(int(order) + 1)
+                     and name_of(r) == f"{tenant} / {kind} / {key}"]
+            assert row["tick"] == str(times[int(order)])
+            assert row["what happens"].startswith(EVENT_WORDS[kind_of_marker])
+    assert len(rows) == len(marker_lines(fig))
     assert description.alt.startswith("Timeline “A title”, ticks ")
-    assert all(" / ".join(name) in description.alt for name in lanes)
+    assert all(name in description.alt for name in lanes)
     assert FACT_TEXT not in text
+
+
+@pytest.mark.parametrize("make", SCENARIOS)
+def test_one_events_table_in_the_order_things_happened(make):
+    """A listener hears every event once, in order: steps never go back, ticks only go back
+    where the clock does (a new pass), and a deadline, which no operation caused, says so."""
+    run = observe(make())
+    rows = events_table(plot_timeline(run).description)
+    steps = [int(r["step"]) for r in rows if r["step"] != "no operation"]
+    assert steps == sorted(steps) and set(steps) == set(range(1, len(run.operations) + 1))
+    for before, after in zip(rows, rows[1:]):
+        same_pass = before.get("pass", "1") == after.get("pass", "1")
+        assert int(after["tick"]) >= int(before["tick"]) or not same_pass, (before, after)
+    assert all(r["step"] not in ("", "—") for r in rows)
+    deadlines = [r for r in rows if r["step"] == "no operation"]
+    assert deadlines and all(r["what happens"].startswith("its deadline") for r in deadlines)
+    if passes(run).max() > 1:
+        assert "pass" in rows[0]
+        assert [r["pass"] for r in rows] == sorted(r["pass"] for r in rows)
+    else:
+        assert "pass" not in rows[0]
+
+
+def test_a_line_across_every_lane_is_said_once():
+    rows = events_table(plot_timeline(observe(demo_scenario())).description)
+    [reopen] = [r for r in rows if "reopened" in r["what happens"]]
+    assert reopen == {"step": "3", "tick": "102", "identity": "every identity",
+                      "what happens": "the file is closed and reopened",
+                      "get returns": "revision 2 for orchard / checkpoint / run-a; "
+                                     "None for the others"}
 
 
 def test_the_demo_description_tells_the_story():
@@ -370,15 +415,68 @@ def test_the_demo_description_tells_the_story():
     text = description.to_text()
     assert description.alt == (
         "Timeline “The demonstration”, ticks 100 to 108: orchard / checkpoint / run-a present "
-        "100 to 108, visible 100 to 108; orchard / fact / preference present 103 to 108, visible "
-        "103 to 108; harbour / fact / preference never present. The full description follows "
+        "and visible 100 to 108, no gap; orchard / fact / preference present and visible 103 to "
+        "108, no gap; harbour / fact / preference never present. The full description follows "
         "the figure.")
-    assert "Across every lane: at step 3, the file is closed and reopened." in text
-    assert "108         deadline (expires): get returns None from this tick on" in text
-    assert "108   11    get returns None, although the row is still present" in text
-    assert "108   12    purge orchard removes this row" in text
-    assert "108   12    purge orchard keeps this row (its deadline has not come)" in text
-    assert "Lane harbour / fact / preference: never present in records" in text
+    rows = events_table(description)
+    assert {"step": "no operation", "tick": "108", "identity": "orchard / fact / preference",
+            "what happens": "its deadline: from this tick get returns None; the row stays in "
+                            "records", "get returns": "None"} == rows[10]
+    assert [(r["step"], r["identity"], r["what happens"]) for r in rows[11:14]] == [
+        ("11", "orchard / fact / preference", "get reads it: the row is still present, but hidden"),
+        ("12", "orchard / checkpoint / run-a", "purge orchard keeps the row (its deadline has not come)"),
+        ("12", "orchard / fact / preference", "purge orchard removes the row")]
+    assert "harbour / fact / preference: never present in records" in text
+    assert "No gap: present and visible end together at 108." in text
+
+
+def test_the_description_says_the_figures_point_in_short_sentences():
+    late = plot_timeline(observe(late_purge_scenario())).description
+    story = lane_story(late, "orchard / fact / preference")
+    assert "Hidden but present for 7 ticks, 108 to 115, until purge removes the row." in story
+    assert "hidden but present 108 to 115" in late.alt
+    gate = ("orchard", "fact", "gate")
+    forgotten = plot_timeline(observe([Put(103, *gate, fact(), expected=None, ttl=20),
+                                       timeline_forget(106, *gate)])).description
+    assert "No gap: present and visible end together at 106." in lane_story(
+        forgotten, "orchard / fact / gate")
+    assert "present and visible 103 to 106, no gap" in forgotten.alt
+    for make in SCENARIOS:
+        description = plot_timeline(observe(make())).description
+        text = description.to_text()
+        # no sentence a listener has to hold for long, and nothing about how the picture is drawn
+        for part in description.parts:
+            if isinstance(part, str):
+                assert all(len(s.split()) <= 45 for s in sentences(part)), part
+        for boilerplate in ("marker", "one per identity", "1 lane", "lanes,"):
+            assert boilerplate not in text, boilerplate
+
+
+def test_a_clock_that_moves_back_has_a_sentence_per_pass():
+    description = plot_timeline(observe(clock_backwards_scenario())).description
+    story = lane_story(description, "orchard / fact / preference")
+    said = story.split(": ", 1)[1]
+    assert said.startswith("Pass 1, ticks 100 to 107: ")
+    assert " Pass 2, after the clock moves back to 104, ticks 104 to 106: " in said
+    assert said.count("Pass ") == 2 and said.count(". P") == 1
+    assert "The clock moves back at step 4, to 104, so time runs in 2 passes" in \
+        description.parts[0]
+
+
+def test_a_prediction_is_said_to_match_or_where_it_differs():
+    from workbook.exercises.checks.ch5 import PREDICT
+    run = observe(PREDICT)
+    right = plot_timeline(run, predicted=[(100, 109), (111, 113)]).description
+    assert "Your prediction matches the run: visible 100 to 109 and 111 to 113." in right.alt
+    assert right.parts[1] == "Your prediction matches the run: visible 100 to 109 and 111 to 113."
+    wrong = plot_timeline(run, predicted=[(100, 105), (111, 113), (114, 115)]).description
+    said = ("Your prediction differs from the run: your first interval ends at 105, the run's "
+            "at 109; you predicted a third interval, 114 to 115, which the run does not have.")
+    assert said in wrong.alt and said in wrong.parts
+    short = plot_timeline(run, predicted=[(101, 109)]).description
+    assert ("your first interval starts at 101, the run's at 100; the run has a second "
+            "interval, 111 to 113, which you did not predict.") in short.alt
+    assert "prediction" not in plot_timeline(run).description.to_text()
 
 
 def test_a_described_figure_is_shown_with_its_alt_description_and_picture():
@@ -391,6 +489,6 @@ def test_a_described_figure_is_shown_with_its_alt_description_and_picture():
     html = data["text/html"]
     assert f'<img src="data:image/png;base64,{data["image/png"]}" alt="{alt}"' in html
     assert "<details" in html and "<summary>Text description of the figure “Late”</summary>" in html
-    assert "hidden but present from 108 until 115, when purge removes the row" in html
+    assert "Hidden but present for 7 ticks, 108 to 115, until purge removes the row." in html
     assert data["text/plain"] == fig.description.to_text() == repr(fig)
     assert "<th scope=\"col\"" in html and "<caption" in html

@@ -19,10 +19,14 @@ backwards a tick comes round twice. The header always says which tick
 ``now`` is.
 
 In JupyterLab the widget is an anywidget: a labelled range input that the
-keyboard moves (its value text says "step 3 of 7"), a live region that screen
-readers announce at every step (the header line and what ``get`` returned for
-each identity), the two tables, the picture with its alt text, and the
-timeline's full description (``workbook.timeline.describe_timeline``).
+keyboard moves (its value text says "step 3 of 7"), the header line, a live
+region that screen readers announce at every step (what changed since the step
+before, then what ``get`` returned for each identity; an announcement for a
+step the slider has already left is dropped), the two tables, the picture with
+its alt text, and its description: where the run was drawn above (by
+``plot_timeline``), a pointer to that figure's description and the steps still
+to come, otherwise the timeline's full description
+(``workbook.timeline.describe_timeline``).
 
 Everything shown comes from ``workbook.timeline.observe``: ``run.records``
 (what ``get`` returned) and ``run.frame`` (what ``records`` held). Nothing
@@ -48,13 +52,15 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from workbook.figures import Description, bundle
-from workbook.timeline import LINES, MARKERS, Run, lane, observe, passes, plot_timeline, png_bytes
+from workbook.timeline import (LINES, MARKERS, Run, drawn_title, lane, observe, passes,
+                               plot_timeline, png_bytes)
 
 CURSOR = "#F0E442"  # Okabe-Ito yellow: the one colour the timeline does not use
 CURSOR_WIDTH = 0.7  # ticks, shared by the operations at one tick
 CURSOR_LEAD = 0.15  # how far the cursor starts before its tick, so the first step covers it
 FUTURE_ALPHA = 0.3  # markers of operations still to come
 VEIL = 0.65  # how strongly the part of the picture after the cursor is whitened
+TITLE = "Present in records vs visible to get"  # when the run was never drawn
 STATIC_NOTE = ("A still of one step: run the notebook and move the slider "
                "to step through the operations.")
 
@@ -90,11 +96,23 @@ class State:
         """The operation's place in the run, counted from 1."""
         return self.order + 1
 
+    @property
+    def passing(self):
+        return f" (clock pass {self.pass_})" if self.pass_ > 1 else ""
+
+    def did(self):
+        """The operation and what it returned, in words: "get orchard / fact / preference
+        returns None", "put ... raises Conflict", "the file is closed and reopened"."""
+        if self.operation == "reopen":
+            return "the file is closed and reopened"
+        if self.operation == "clock":
+            return f"the clock is set to {self.time}"
+        raised = self.outcome in ("Conflict", "ValueError")
+        return f"{self.operation} {'raises' if raised else 'returns'} {self.outcome}"
+
     def header(self):
         """One line: which step, the tick, the operation and its outcome."""
-        passing = f" (clock pass {self.pass_})" if self.pass_ > 1 else ""
-        return (f"step {self.step} of {self.last + 1} · now = {self.time}{passing} · "
-                f"{self.operation} → {self.outcome}")
+        return f"step {self.step} of {self.last + 1} · now = {self.time}{self.passing} · {self.did()}"
 
     def to_text(self):
         """The state as plain text, the same on every run."""
@@ -214,7 +232,7 @@ class Cursor:
     enlarged, and everything after it dimmed."""
 
     def __init__(self, run, title):
-        self.figure = plot_timeline(run, title=title)
+        self.figure = plot_timeline(run.frame, title=title)  # a frame: not remembered as drawn
         self.axes = self.figure.get_axes()
         self.passes = passes(run)
         self.slots = slots(run)
@@ -272,12 +290,14 @@ class Cursor:
 
 # The front end (anywidget runs it in JupyterLab): a labelled native range input, which the
 # keyboard moves (arrows, Home, End, Page Up and Down) and whose value text says "step N of M";
-# a live region (role="status") that screen readers announce at every step: the header line and
-# what get returned; the two tables; the picture with its alt; the timeline's description.
+# a header line; a live region (role="status") that screen readers announce at every step: what
+# changed, then what get returned (never "step N of M", which the slider's value text says,
+# and never a step the slider has left); the two tables; the picture with its alt; the
+# description (a pointer to the figure above, and the steps still to come).
 # Everything shown comes from the kernel's traits; the front end computes nothing.
 ESM = """
-const FIELDS = ["step", "steps", "header", "announcement", "tables", "picture", "alt",
-                "description"];
+const FIELDS = ["step", "steps", "header", "announcement", "announced", "tables", "picture",
+                "alt", "description"];
 
 function render({ model, el }) {
   const id = `workbook-explorer-${Math.random().toString(36).slice(2)}`;
@@ -295,22 +315,24 @@ function render({ model, el }) {
   readout.className = "workbook-explorer-readout";
   readout.htmlFor = id;
   control.append(label, input, readout);
-  const status = document.createElement("p");
-  status.className = "workbook-explorer-status";
-  status.setAttribute("role", "status");
-  status.setAttribute("aria-live", "polite");
-  status.setAttribute("aria-atomic", "true");
+  // The header is seen, not announced: the live region says what changed, and the slider's
+  // value text says which step it is.
+  const heading = document.createElement("p");
+  heading.className = "workbook-explorer-status";
   const header = document.createElement("b");
-  const spoken = document.createElement("span");
-  spoken.className = "workbook-sr-only";
-  status.append(header, spoken);
+  heading.append(header);
+  const spoken = document.createElement("p");
+  spoken.className = "workbook-sr-only workbook-explorer-spoken";
+  spoken.setAttribute("role", "status");
+  spoken.setAttribute("aria-live", "polite");
+  spoken.setAttribute("aria-atomic", "true");
   const tables = document.createElement("div");
   tables.className = "workbook-explorer-tables";
   const picture = document.createElement("img");
   picture.className = "workbook-explorer-picture";
   const description = document.createElement("div");
   description.className = "workbook-explorer-description";
-  el.append(control, status, tables, picture, description);
+  el.append(control, heading, spoken, tables, picture, description);
 
   const put = (node, key, value) => { if (node[key] !== value) node[key] = value; };
   const show = () => {
@@ -320,7 +342,11 @@ function render({ model, el }) {
     input.setAttribute("aria-valuetext", `step ${step} of ${steps}`);
     put(readout, "textContent", String(step));
     put(header, "textContent", model.get("header"));
-    put(spoken, "textContent", model.get("announcement"));
+    // An announcement computed for a step the slider has already left is stale: drop it, and
+    // say the one for the step the slider is on when it arrives.
+    if (model.get("announced") === Number(input.value)) {
+      put(spoken, "textContent", model.get("announcement"));
+    }
     put(tables, "innerHTML", model.get("tables"));
     put(picture, "src", `data:image/png;base64,${model.get("picture")}`);
     put(picture, "alt", model.get("alt"));
@@ -349,10 +375,35 @@ CSS = """
 """
 
 
-def announcement(state):
-    """What a screen reader says at a step: what get returned, and what records holds.
+def changes(before, after):
+    """What changed for each identity from ``before`` (the state one step earlier, or None
+    before the first step) to ``after``, in words; "Nothing changed" if nothing did."""
+    old_rows = {} if before is None else {r.identity: r for r in before.rows.itertuples(index=False)}
+    old_gets = {} if before is None else dict(zip(before.gets["identity"], before.gets["returns"]))
+    new_rows = {r.identity: r for r in after.rows.itertuples(index=False)}
+    said = []
+    for name, returns in zip(after.gets["identity"], after.gets["returns"]):
+        was, now = old_rows.get(name), new_rows.get(name)
+        if was is None and now is not None:
+            said.append(f"{name}: revision {now.revision} written, expires {now.expires}")
+        elif was is not None and now is None:
+            said.append(f"{name}: row removed from records")
+        elif was is not None and was.revision != now.revision:
+            said.append(f"{name}: revision {now.revision} replaces {was.revision}, "
+                        f"expires {now.expires}")
+        elif was is not None and was.get != now.get:
+            said.append(f"{name}: hidden from get, the row stays in records" if now.get == "hidden"
+                        else f"{name}: visible to get again")
+        elif old_gets.get(name, "None") != returns:
+            said.append(f"{name}: get now returns {returns}")
+    return "; ".join(said) if said else "Nothing changed"
 
-    The header line is shown beside it; together they are the live region's text."""
+
+def announcement(state, before=None):
+    """What a screen reader says at a step, the live region's whole text: first what changed
+    since the step before, then the operation and its tick, then what get returns for every
+    identity and what records holds. The step number is the slider's own value text, so it is
+    not repeated here."""
     gets = "; ".join(f"{name} {returns}" for name, returns in
                      zip(state.gets["identity"], state.gets["returns"]))
     if state.rows.empty:
@@ -361,7 +412,19 @@ def announcement(state):
         rows = f"records holds {len(state.rows)} {'row' if len(state.rows) == 1 else 'rows'}: " + \
             "; ".join(f"{name} revision {revision}, expires {expires}, {"visible to" if shown == "visible" else "hidden from"} get"
                       for name, revision, expires, shown in state.rows.itertuples(index=False))
-    return f". get returns: {gets}. {rows}."
+    changed = changes(before, state)
+    return (f"{changed} ({state.did()}, now {state.time}{state.passing}). "
+            f"get returns: {gets}. {rows}.")
+
+
+def still_to_come(run, order):
+    """The steps after ``order``, each as "step 6, get at 112"."""
+    frame = run.frame.groupby(level="order").first()
+    later = [f"step {at + 1}, " + (f"clock set to {row.time}" if row.operation == "clock"
+                                   else f"{row.operation.split()[0]} at {row.time}")
+             for at, row in frame.loc[order + 1:].iterrows()]
+    return ("Still to come: " + "; ".join(later) + "." if later
+            else "Nothing is still to come: this is the last step.")
 
 
 class Explorer(anywidget.AnyWidget):
@@ -369,9 +432,12 @@ class Explorer(anywidget.AnyWidget):
 
     ``step`` (counted from 1) moves it; ``state`` is what it shows
     (``state_at(run, step - 1)``). The other traits are what the front end shows:
-    ``header`` and ``announcement`` (the live region), ``tables`` (``state.to_html()``'s
-    tables), ``picture`` (the PNG, base64) with its ``alt``, and ``description``, the
-    timeline's text alternative.
+    ``header`` (the line above the tables), ``announcement`` (the live region) and
+    ``announced``, the step it was said for (the front end drops an announcement whose step
+    the slider has already left), ``tables`` (``state.to_html()``'s tables), ``picture`` (the
+    PNG, base64) with its ``alt``, and ``description``: where the run was drawn above, a line
+    that points to that figure's description and the steps still to come; otherwise the
+    timeline's full description and the steps still to come.
     """
     _esm = ESM
     _css = CSS
@@ -379,15 +445,17 @@ class Explorer(anywidget.AnyWidget):
     steps = traitlets.Int(1).tag(sync=True)
     header = traitlets.Unicode().tag(sync=True)
     announcement = traitlets.Unicode().tag(sync=True)
+    announced = traitlets.Int(0).tag(sync=True)
     tables = traitlets.Unicode().tag(sync=True)
     picture = traitlets.Unicode().tag(sync=True)
     alt = traitlets.Unicode().tag(sync=True)
     description = traitlets.Unicode().tag(sync=True)
 
-    def __init__(self, run, order=0, title="Present in records vs visible to get"):
+    def __init__(self, run, order=0, title=None):
         self.run = run
-        self.title = title
-        self.cursor = Cursor(run, title)
+        self.above = drawn_title(run)  # the figure this run was drawn as, above the explorer
+        self.title = title or self.above or TITLE
+        self.cursor = Cursor(run, self.title)
         self.state = None
         super().__init__(steps=len(run.operations), step=order + 1)
         self.add_class("workbook-explorer")
@@ -413,19 +481,32 @@ class Explorer(anywidget.AnyWidget):
     def picture_alt(self):
         state = self.state
         return (f"The timeline “{self.title}” with the cursor at step {state.step} of "
-                f"{state.last + 1}, now = {state.time}: {state.operation} → {state.outcome}. "
+                f"{state.last + 1}, now = {state.time}: {state.did()}. "
                 "What is still to come is dimmed.")
+
+    def still(self):
+        """The still's description: the figure above is the same run, so point to its
+        description instead of repeating it, then say which steps are still to come."""
+        coming = still_to_come(self.run, self.order)
+        if self.above is not None:
+            parts = (f"The same run as the figure above (“{self.above}”); its description is "
+                     "there.", coming)
+        else:
+            parts = (*self.cursor.figure.description.parts, coming)
+        return Description(self.title, self.picture_alt(), parts)
 
     def show(self, change=None):
         """The slider moved (or the widget was built): render the state at its step."""
         self.state = state_at(self.run, self.order)
         with self.hold_sync():
             self.header = self.state.header()
-            self.announcement = announcement(self.state)
+            before = state_at(self.run, self.order - 1) if self.order else None
+            self.announcement = announcement(self.state, before)
+            self.announced = self.step
             self.tables = self.state.tables_html()
             self.picture = base64.b64encode(self.cursor.png(self.order)).decode("ascii")
             self.alt = self.picture_alt()
-            self.description = self.cursor.figure.description.to_html()
+            self.description = self.still().to_html()
 
     def __repr__(self):
         return f"<time explorer at step {self.step} of {self.steps}>"
@@ -434,9 +515,7 @@ class Explorer(anywidget.AnyWidget):
         """The live widget, plus a static fallback: text, the HTML tables and the picture with
         its alt and description (see ``workbook.figures``)."""
         data, metadata = super()._repr_mimebundle_(**kwargs) or ({}, {})
-        picture = Description(self.title, self.picture_alt(),
-                              self.cursor.figure.description.parts)
-        still, still_metadata = bundle(self.cursor.png(self.order), picture)
+        still, still_metadata = bundle(self.cursor.png(self.order), self.still())
         data["text/plain"] = self.state.to_text()
         data["text/html"] = (self.state.to_html()
                              + f"<p style=\"margin:4px 0\"><i>{escape(STATIC_NOTE)}</i></p>"
@@ -445,14 +524,15 @@ class Explorer(anywidget.AnyWidget):
         return data, {**metadata, **still_metadata}
 
 
-def explore(run, order=0, title="Present in records vs visible to get", *, step=None):
+def explore(run, order=0, title=None, *, step=None):
     """A slider over ``run``'s operations showing ``get`` beside ``records`` at each one.
 
     ``run`` is an observed Run, or a scenario (a list of operations) to observe
     first. The slider starts on ``step``, counted from 1 as the slider and its
     header count, or else on ``order``, counted from 0 like ``run.frame``
     (``step=5`` and ``order=4`` are the same operation). The stored notebook
-    shows that state when no kernel runs.
+    shows that state when no kernel runs. ``title`` defaults to the title the run was
+    drawn with by ``plot_timeline``, so the explorer names the figure it steps through.
     """
     if not isinstance(run, Run):
         run = observe(run)

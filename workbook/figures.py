@@ -13,12 +13,20 @@ in the places each front end reads (checked in nbconvert 7.17 and JupyterLab 4.6
 
 nbval compares ``text/plain`` and ``text/html`` (never metadata or ``image/png``), so a stored
 description is held to a fresh run like any other output.
+
+``shown(frame)`` is the same care for a table: no unnamed 0-based index read out as row headers
+(a frame indexed by ``order`` gets a ``step`` column counted from 1 instead), "none" for a
+missing value, an optional caption.
 """
 
 import base64
+import hashlib
 import io
 from dataclasses import dataclass
 from html import escape
+
+import pandas as pd
+from pandas.io.formats.style import Styler
 
 PLACEHOLDER = "No description has been provided for this image"  # nbconvert's alt for none
 
@@ -104,3 +112,47 @@ class DescribedFigure:
 def described(figure, title, alt, parts):
     """Show ``figure`` with its description: ``alt`` (short) and ``parts`` (the full text)."""
     return DescribedFigure(figure, Description(title, alt, tuple(parts)))
+
+
+# ---------------------------------------------------------------- tables
+
+class StyledTable(Styler):
+    """A Styler whose notebook output is the same on every run, for nbval.
+
+    Its HTML ids come from the caption (or the table's contents) instead of a random uuid, and
+    its plain-text form is the table itself (under its caption) instead of a memory address.
+    """
+
+    def __repr__(self):
+        table = self.data.to_string(index=False)
+        return f"{self.caption}:\n{table}" if self.caption else table
+
+
+TABLE_STYLES = [
+    {"selector": "th", "props": "text-align: left; padding: 4px 12px;"},
+    {"selector": "td", "props": "text-align: left; padding: 4px 12px;"},
+    {"selector": "caption", "props": "caption-side: top; font-weight: bold;"
+                                     " text-align: left; padding-bottom: 6px;"},
+]
+
+
+def missing(value):
+    return value is pd.NA or value is pd.NaT or (isinstance(value, float) and value != value)
+
+
+def shown(frame, caption=None):
+    """``frame`` as a table to read, on screen or aloud: its index hidden, so no unnamed column
+    of 0-based row numbers becomes every row's header; a frame indexed by ``order`` (the
+    timeline's frame) instead gets a first column, ``step``, counted from 1 as the time explorer
+    counts; a missing value reads "none" (not <NA> or NaN); ``caption``, if given, above the table.
+    The frame itself is not changed."""
+    data = frame.copy()
+    if data.index.name == "order":
+        data.insert(0, "step", [int(order) + 1 for order in data.index])
+    data = data.reset_index(drop=True)
+    # pandas' missing values (<NA>, NaN) read "none"; a Python None stays "None", a value
+    data = data.astype(object).map(lambda value: "none" if missing(value) else value)
+    seed = (caption or "") + data.to_csv()
+    uuid = "t" + hashlib.sha1(seed.encode()).hexdigest()[:12]
+    styler = StyledTable(data, uuid=uuid).hide(axis="index").set_table_styles(TABLE_STYLES)
+    return styler.set_caption(caption) if caption else styler

@@ -1,6 +1,7 @@
 """The timeline as a picture: one lane per identity, bands for present and visible, markers for events."""
 
 import io
+import weakref
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -10,7 +11,7 @@ from matplotlib.ticker import MaxNLocator, MultipleLocator
 
 from workbook.figures import bundle, png_bytes  # noqa: F401 (png_bytes: a public name here)
 from workbook.timeline.description import describe_timeline
-from workbook.timeline.observing import acted_on, frame_of, lane, lane_names, marker_kind, verb
+from workbook.timeline.observing import Run, acted_on, frame_of, lane, lane_names, marker_kind, verb
 from workbook.timeline.spans import intervals, passes
 
 
@@ -154,7 +155,7 @@ class TimelineFigure(Figure):
         return self.description.to_text() if self.description else super().__repr__()
 
 
-def plot_timeline(observed, title="Present in records vs visible to get"):
+def plot_timeline(observed, title="Present in records vs visible to get", predicted=None):
     """Draw each identity's lane: when its row was present and when get returned it.
 
     The x axis is time in ticks. The wide hatched band is the physical row;
@@ -165,7 +166,10 @@ def plot_timeline(observed, title="Present in records vs visible to get"):
     backwards each pass gets its own panel (see ``passes``).
     Accepts a Run or its frame; returns a matplotlib Figure (never shown by
     pyplot, so a notebook displays it once: the PNG with its text alternative,
-    ``fig.description``, from the same frame and intervals).
+    ``fig.description``, from the same frame and intervals). ``predicted``, a list of
+    ``(start, end)`` visible intervals, makes the description say whether the run matches it.
+    A Run's title is remembered (``drawn_title``), so the time explorer stepping through the
+    same run can name the figure it steps through.
     """
     frame = frame_of(observed)
     spans = intervals(frame).rename(columns={"pass": "pass_"})
@@ -196,8 +200,21 @@ def plot_timeline(observed, title="Present in records vs visible to get"):
     fig.suptitle(title, fontsize=12)
     fig.legend(handles=legend_handles(used), loc="outside lower center", ncols=3,
                fontsize=8, frameon=False)
-    fig.description = describe_timeline(frame, title)
+    fig.description = describe_timeline(frame, title, predicted=predicted)
+    if isinstance(observed, Run):
+        DRAWN[observed] = title
     return fig
+
+
+DRAWN = weakref.WeakKeyDictionary()  # Run -> the title it was last drawn with
+
+
+def drawn_title(run):
+    """The title ``plot_timeline`` last drew this run with, or None if it never drew it."""
+    try:
+        return DRAWN.get(run)
+    except TypeError:  # not a Run: never drawn as one
+        return None
 
 
 def svg_bytes(fig):

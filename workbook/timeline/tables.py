@@ -3,7 +3,9 @@
 from dataclasses import dataclass
 
 import pandas as pd
-from pandas.io.formats.style import Styler
+from pandas.io.formats.style import Styler  # noqa: F401 (a public name here)
+
+from workbook.figures import TABLE_STYLES, StyledTable, shown  # noqa: F401 (public names here)
 
 from workbook.store import Conflict
 from workbook.timeline.observing import acted_on, observe, outcome, verb
@@ -196,27 +198,11 @@ def demo_tables(fact_ttl=5, checkpoint_ttl=60):
                       results_table(run, run_name, fact_name))
 
 
-class StyledTable(Styler):
-    """A Styler whose notebook output is the same on every run, for nbval.
-
-    Its HTML ids come from the caption instead of a random uuid, and its
-    plain-text form is the table itself instead of a memory address.
-    """
-
-    def __repr__(self):
-        return self.data.to_string(index=False)
-
-
 def styled(table, caption=None):
     """A table for the notebook: no index, left-aligned text, blanks for missing values."""
     uuid = "-".join((caption or "table").lower().replace(",", "").split())
     styler = StyledTable(table, uuid=uuid).hide(axis="index").format(na_rep="")
-    styler = styler.set_table_styles([
-        {"selector": "th", "props": "text-align: left; padding: 4px 12px;"},
-        {"selector": "td", "props": "text-align: left; padding: 4px 12px;"},
-        {"selector": "caption", "props": "caption-side: top; font-weight: bold;"
-                                         " text-align: left; padding-bottom: 6px;"},
-    ])
+    styler = styler.set_table_styles(TABLE_STYLES)
     return styler.set_caption(caption) if caption else styler
 
 

@@ -254,7 +254,7 @@ def check_send_once(send_once, rng=None):
 
 def draw_run(predicted):
     """PREDICT run for real and drawn as a timeline, titled with the learner's prediction."""
-    as_pairs(predicted)
-    return plot_timeline(observe(PREDICT), title=f"Exercise 5.1 as it ran (you predicted {predicted})")
+    return plot_timeline(observe(PREDICT), title=f"Exercise 5.1 as it ran (you predicted {predicted})",
+                         predicted=as_pairs(predicted))
 
 
