@@ -149,7 +149,7 @@ bench-postgres: venv
 	$(PY) -m bench.postgres
 
 # make grade (isolated) against nbgrader's autograde on one generated class of 32 students x 6
-# chapters, with the grader's peak memory (about 20 minutes): build/bench/grade.json and
+# chapters, with the grader's peak memory (about 35 minutes): build/bench/grade.json and
 # grade.md; bench-grade-record keeps them in docs/bench/, which the README quotes.
 .PHONY: bench-grade bench-grade-record
 bench-grade: venv

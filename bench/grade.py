@@ -1,6 +1,6 @@
 """`make bench-grade`: make grade against nbgrader's autograde on one generated class.
 
-    python -m bench.grade                 # 32 students x 6 chapters (about 20 minutes on 2 cores)
+    python -m bench.grade                 # 32 students x 6 chapters (about 35 minutes on 2 cores, most of it nbgrader)
     python -m bench.grade --students 8    # fewer students
 
 The class is scripts/classroom/students.py's kinds (right, blank, partly wrong, an error cell, an

@@ -267,3 +267,18 @@ def test_the_red_team_is_counted_where_it_is_quoted():
 def test_readme_quotes_the_number_of_tests_make_test_runs(request):
     [said] = quoted(README.read_text(), r"`make test` \(([\d,]+) tests", "README.md")
     assert said == collected_by_make_test(request), "update the test count in README.md"
+
+
+def test_the_grading_benchmark_is_quoted_as_recorded():
+    run = json.loads((ROOT / "docs" / "bench" / "grade.json").read_text())
+    assert run["points_agree"] and run["students"] >= 30 and run["chapters"] == 6
+    readme = re.search(r"took ([\d,]+) s against ([\d,]+) s, ([\d.]+)× faster, with a peak of ([\d,]+) MiB",
+                       " ".join(README.read_text().split()))
+    guide = re.search(r"`make grade` took ([\d,]+) s and nbgrader ([\d,]+) s: ([\d.]+)× faster\. The grader "
+                      r"and every sandbox together peaked at ([\d,]+) MiB",
+                      " ".join((ROOT / "docs" / "instructors.md").read_text().split()))
+    assert readme and guide, "README.md or docs/instructors.md no longer quotes make bench-grade's run"
+    recorded = [f"{run['make_grade_seconds']:,.0f}", f"{run['nbgrader_seconds']:,.0f}", f"{run['ratio']:.2f}",
+                f"{run['peak_memory_mib']:,}"]
+    readme, guide = list(readme.groups()), list(guide.groups())
+    assert readme == guide == recorded, "quote docs/bench/grade.json in README.md and docs/instructors.md"
