@@ -160,11 +160,20 @@ def site_packages(env):
     return Path(env) / "lib" / VERSION / "site-packages"
 
 
-def configure(env, exchange, course_id):
+COLLECT = "coursehub_collect"  # scripts/coursehub/collect.py, as installed in the course environment
+
+
+def configure(env, exchange, course_id, check_owner=True):
     """The workbook's JupyterLab settings and nbgrader's course settings for every server in `env`;
     the instructor's tools (formgrader, create assignment, course list) off for everyone, turned
-    back on in the instructor's own settings (exchange.instructor_settings)."""
+    back on in the instructor's own settings (exchange.instructor_settings). nbgrader's collect is
+    coursehub.collect's, which skips a submission made in another student's name (check_owner
+    False: where every account is one uid, as in the Kubernetes image, only links are refused)."""
     env = Path(env)
+    site_packages(env).mkdir(parents=True, exist_ok=True)
+    collect = site_packages(env) / f"{COLLECT}.py"
+    shutil.copy(ROOT / "scripts" / "coursehub" / "collect.py", collect)
+    os.chmod(collect, 0o644)
     settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
     settings.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
@@ -174,7 +183,11 @@ def configure(env, exchange, course_id):
         "# The course on this hub (written by make hub): which course, and where nbgrader's exchange is.\n"
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {course_id!r}\n"
-        f"c.Exchange.root = {str(exchange)!r}\n")
+        f"c.Exchange.root = {str(exchange)!r}\n"
+        "# nbgrader's collect, except that a submission one student made in another's name (or\n"
+        "# one holding a link) is skipped and named in the log, not collected (coursehub/collect.py)\n"
+        f"c.ExchangeFactory.collect = '{COLLECT}.OwnerCheckedCollect'\n"
+        + ("" if check_owner else "c.ExchangeCollect.check_owner = False\n"))
     # What `jupyter server extension disable --sys-prefix` and `jupyter labextension disable
     # --level=sys_prefix` write, written directly: those commands take seconds each (they import
     # every extension to validate it), and the second also locks the plugin.

@@ -10,9 +10,11 @@ page with their own first password. The tests follow the course in order:
    settings (the table of contents open);
 3. the instructor generates and releases chapter 1 from the formgrader;
 4. the students fetch it from the Assignments tab, answer in the page (one right on all three
-   exercises, one right on one, one wrong on one and right on another) and submit;
-5. the instructor collects, grades as root with make grade straight from nbgrader's submitted/,
-   and releases the feedback with make hub-feedback; the gradebook holds what each one earned;
+   exercises, one right on one, one wrong on one and right on another) and submit; then, from
+   their accounts, one submits later in another's name and one a link to the worked answers;
+5. the instructor collects (the formgrader names both forgeries and collects neither), grades
+   as root with make grade straight from nbgrader's submitted/, and releases the feedback with
+   make hub-feedback; the gradebook holds what each one earned;
 6. each student fetches their own feedback in the Assignments tab and reads their own score;
 7. a student cannot open another's files, the course folder, the source chapters or any worked
    answer, by URL or from a terminal in their JupyterLab;
@@ -23,6 +25,7 @@ page with their own first password. The tests follow the course in order:
 Screenshots of each step go to build/hub/. The accounts made are removed at the end.
 """
 import csv
+import datetime
 import os
 import pwd
 import queue
@@ -345,10 +348,32 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         shot(page, f"07-submitted-{name}")
 
 
+def test_a_student_cannot_submit_in_another_students_name(hub):
+    """From their own accounts, after everyone submitted: Grace makes a later submission in Ada's
+    name (her own answers, 1 of 3), as nbgrader's inbound/ lets every student; Alan makes a later
+    one in his own name whose notebook is a link to the instructor's source, with the worked
+    answers. The collect in the next test must skip both and say so."""
+    inbound = hub.dir / "exchange" / "agent-memory-workbook" / "inbound"
+    later = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime(
+        "%Y-%m-%d %H:%M:%S.%f UTC")
+    source = hub.home(INSTRUCTOR) / "course" / "source" / CHAPTER / f"{CHAPTER}.ipynb"
+    forge = {GRACE: f'cp ~/{CHAPTER}/{CHAPTER}.ipynb "$d/"',
+             ALAN: f'ln -s {source} "$d/{CHAPTER}.ipynb"'}
+    for name, victim in ((GRACE, ADA), (ALAN, ALAN)):
+        script = (f'd="{inbound}/{victim}+{CHAPTER}+{later}+forged00" && mkdir "$d" && {forge[name]} && '
+                  f'echo "{later}" > "$d/timestamp.txt"')
+        done = accounts.as_user(pwd.getpwnam(name), ["/bin/sh", "-c", script], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
 def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hub, people):
     page = people(INSTRUCTOR)
     row = formgrader_row(page, hub, CHAPTER)
     row.locator("td.collect a").click()  # Collect: nbgrader collect
+    dialog = page.locator(".modal-dialog:visible")
+    # the formgrader shows collect's log: each forgery named, neither collected
+    expect(dialog).to_contain_text(f"claims to be {ADA}'s submission but was made by {GRACE}", timeout=SPAWN)
+    expect(dialog).to_contain_text(f"({ALAN}) holds {CHAPTER}.ipynb, which is a link", timeout=WAIT)
     dismiss(page, "Successfully collected", "08-collected")
     expect(formgrader_row(page, hub, CHAPTER).locator("td.num-submissions")).to_have_text("3", timeout=WAIT)
     course = hub.home(INSTRUCTOR) / "course"
