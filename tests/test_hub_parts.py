@@ -1,7 +1,10 @@
 """The course hub's parts that need no root and no browser (make test-hub runs the whole hub):
 the roster's checks, the class edition of the package, the feedback pages, the learner's copy
-made from a ready edition, and the settings every server gets."""
+made from a ready edition, the settings every server gets, and the check that refuses a
+submission made in another student's name."""
 import json
+import os
+import pwd
 import sys
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import learner  # noqa: E402
-from coursehub import environment, feedback  # noqa: E402
+from coursehub import collect, environment, feedback  # noqa: E402
 from classroom.package import write_package  # noqa: E402
 from coursehub.package import BESIDE, write_beside  # noqa: E402
 from coursehub.roster import Member, read_roster  # noqa: E402
@@ -64,6 +67,37 @@ def test_a_feedback_page_escapes_what_it_quotes():
     assert "Score: 0 of 1" in page and "feedback for ada" in page
 
 
+def test_feedback_skips_a_submission_nbgrader_did_not_make_and_says_so(tmp_path):
+    # a folder in submitted/ without submission_secret.txt (a forgery collected by nbgrader's own
+    # collect) stopped make hub-feedback with a traceback, and nobody got feedback
+    chapter = "01-purpose-and-validation"
+    mark = {"exercise": "1.1", "chapter": chapter, "points": 1, "maximum": 1, "status": "correct",
+            "sentence": "right."}
+    grades = tmp_path / "grades"
+    grades.mkdir()
+    (grades / "grades.json").write_text(json.dumps({"chapters": [chapter], "students": [
+        {"student": name, "exercises": [mark]} for name in ("ada", "walkana", "zoe")]}))
+    course = tmp_path / "course"
+    for name in ("ada", "walkana"):
+        folder = course / "submitted" / name / chapter
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+        if name == "ada":
+            (folder / "submission_secret.txt").write_text("s3cret")
+    stale = course / "feedback" / "walkana" / chapter
+    stale.mkdir(parents=True)
+    (stale / f"{chapter}.html").write_text("an old page without its secret")
+    written, skipped = feedback.write_pages(grades, course)
+    assert written == [("ada", chapter)]  # zoe submitted nothing: no page, nothing to say
+    assert skipped == [("walkana", chapter, ["submission_secret.txt"])]
+    assert (course / "feedback" / "ada" / chapter / "submission_secret.txt").read_text() == "s3cret"
+    assert not stale.exists()  # nbgrader release_feedback would stop on it
+    assert feedback.skipped_sentence("walkana", chapter, ["submission_secret.txt"], course) == (
+        f"Skipped walkana's {chapter}: its folder in {course / 'submitted'} has no "
+        "submission_secret.txt, so nbgrader submit did not make it (ask walkana to submit again "
+        "from the Assignments tab, then collect, grade and release feedback again).")
+
+
 def two_chapters(tmp_path):
     source = tmp_path / "source"
     source.mkdir()
@@ -113,3 +147,55 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     config = (env / "etc" / "jupyter" / "nbgrader_config.py").read_text()
     assert "c.CourseDirectory.course_id = 'agent-memory-workbook'" in config
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in config
+    # nbgrader's collect is the one that refuses a forged submission, installed beside nbgrader
+    assert "c.ExchangeFactory.collect = 'coursehub_collect.OwnerCheckedCollect'" in config
+    assert "check_owner" not in config
+    installed = environment.site_packages(env) / "coursehub_collect.py"
+    assert installed.read_text() == (ROOT / "scripts" / "coursehub" / "collect.py").read_text()
+    assert os.stat(installed).st_mode & 0o444 == 0o444
+
+
+ME = pwd.getpwuid(os.geteuid()).pw_name
+
+
+def submission(inbound, student, stamp="2026-12-01 10:00:00.000000 UTC", files=None):
+    folder = inbound / f"{student}+01-purpose-and-validation+{stamp}+a1b2c3d4"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "01-purpose-and-validation.ipynb").write_text("{}")
+    for name, target in (files or {}).items():
+        (folder / name).symlink_to(target)
+    return folder
+
+
+def test_a_submission_in_another_students_name_is_refused_and_named(tmp_path):
+    # walkbo made inbound/walkana+...: nbgrader 0.9.6 only warned "cheating attempt?" and collected it
+    inbound = tmp_path / "inbound"
+    own = submission(inbound, ME)
+    assert collect.refusal(str(own), ME) is None
+    forged = submission(inbound, "walkana", "2026-12-01 23:59:59.000000 UTC")
+    why = collect.refusal(str(forged), "walkana")
+    assert why == (f"{forged.name} claims to be walkana's submission but was made by {ME}, so it is "
+                   "not collected (walkana's own latest submission is, if there is one).")
+    # nbgrader's check_owner off (one uid for every account): the owner is not compared
+    assert collect.refusal(str(forged), "walkana", check_owner=False) is None
+
+
+def test_a_submission_holding_a_link_is_refused_even_from_its_owner(tmp_path):
+    # collect runs as the instructor and would copy what a link points to: the worked answers
+    inbound = tmp_path / "inbound"
+    linked = submission(inbound, ME, files={"answers.ipynb": "/home/teacher/course/source/01/01.ipynb"})
+    why = collect.refusal(str(linked), ME, check_owner=False)
+    assert why == (f"{linked.name} ({ME}) holds answers.ipynb, which is a link or a special file, not "
+                   "a file; it is not collected.")
+    top = inbound / f"{ME}+01-purpose-and-validation+2026-12-02 10:00:00.000000 UTC+ffff0000"
+    top.symlink_to(linked)
+    assert "is not a folder" in collect.refusal(str(top), ME)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another account needs root")
+def test_a_submission_holding_another_accounts_file_is_refused(tmp_path):
+    inbound = tmp_path / "inbound"
+    own = submission(inbound, ME)
+    os.chown(own / "01-purpose-and-validation.ipynb", 65534, 65534)  # nobody's: a hard link, say
+    assert "which belongs to" in collect.refusal(str(own), ME)
