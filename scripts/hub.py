@@ -17,7 +17,9 @@ private home and, when new, a first password of its own (in the instructor's hub
 the instructor's nbgrader course folder (make class's) in their home; nbgrader's exchange; the
 learner's edition; the course venv from hub/requirements.txt with the class edition of the
 package; configurable-http-proxy from hub/package-lock.json. It closes this clone to other
-accounts, since it holds the worked answers. start then runs JupyterHub (hub/jupyterhub_config.py),
+accounts, since it holds the worked answers, and refuses to start while another copy of them is
+open to other accounts (coursehub.clone: the repository a worktree's git objects are in, a
+clone beside either), naming the chmod that closes it. start then runs JupyterHub (hub/jupyterhub_config.py),
 waits until it answers, prints the URL and how to log in, and runs until Ctrl+C.
 """
 import argparse
@@ -25,7 +27,6 @@ import json
 import os
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -34,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from coursehub import accounts, environment, exchange, feedback  # noqa: E402
+from coursehub import accounts, clone, environment, exchange, feedback  # noqa: E402
 from coursehub.roster import check_username, read_roster  # noqa: E402
 
 from classroom.package import write_package  # noqa: E402  (the class edition, as make class writes it)
@@ -73,16 +74,6 @@ def folders(hub):
             "state": hub / "state"}
 
 
-def close_clone():
-    """This clone holds the worked answers: no other account may enter it. Returns whether it
-    had to be closed."""
-    mode = stat.S_IMODE(os.stat(ROOT).st_mode)
-    if mode & 0o077:
-        os.chmod(ROOT, mode & 0o700)
-        return True
-    return False
-
-
 def setup(arguments):
     accounts.require_root()
     where = folders(arguments.dir)
@@ -93,7 +84,10 @@ def setup(arguments):
     members = read_roster(arguments.roster)
     if arguments.instructor in {m.username for m in members}:
         raise ValueError(f"INSTRUCTOR: {arguments.instructor!r} is also a student in {arguments.roster}")
-    if close_clone():
+    refused = clone.refusal(clone.open_copies(ROOT))
+    if refused:
+        raise ValueError(refused)
+    if clone.close(ROOT):
         print(f"Closed {ROOT} to other accounts (chmod go-rwx): it holds the worked answers.")
     where["hub"].mkdir(parents=True, exist_ok=True)
     os.chmod(where["hub"], 0o755)

@@ -1,11 +1,14 @@
 """The course hub's parts that need no root and no browser (make test-hub runs the whole hub):
 the roster's checks, the class edition of the package, the feedback pages, the learner's copy
 made from a ready edition, the settings every server gets, and the check that refuses a
-submission made in another student's name."""
+submission made in another student's name, and the one that refuses to start a hub beside an
+open copy of the answers."""
 import json
 import os
 import pwd
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -14,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import learner  # noqa: E402
-from coursehub import collect, environment, feedback  # noqa: E402
+from coursehub import clone, collect, environment, feedback  # noqa: E402
 from classroom.package import write_package  # noqa: E402
 from coursehub.package import BESIDE, write_beside  # noqa: E402
 from coursehub.roster import Member, read_roster  # noqa: E402
@@ -199,3 +202,49 @@ def test_a_submission_holding_another_accounts_file_is_refused(tmp_path):
     own = submission(inbound, ME)
     os.chown(own / "01-purpose-and-validation.ipynb", 65534, 65534)  # nobody's: a hard link, say
     assert "which belongs to" in collect.refusal(str(own), ME)
+
+
+@pytest.fixture
+def machine():
+    """A folder every account can enter (as /work was), outside pytest's own, which is closed."""
+    top = Path(tempfile.mkdtemp(prefix="workbook-clones-", dir="/tmp"))
+    os.chmod(top, 0o755)
+    yield top
+    shutil.rmtree(top)
+
+
+def a_clone(path, mode=0o755):
+    (path / clone.ANSWERS).parent.mkdir(parents=True)
+    (path / clone.ANSWERS).write_text("{}")
+    os.chmod(path, mode)
+    return path
+
+
+def test_make_hub_refuses_to_start_beside_an_open_copy_of_the_answers(machine):
+    # make hub ran from a worktree and closed it, but its main clone stayed open to every student
+    main = a_clone(machine / "main")
+    (main / ".git" / "worktrees" / "hub").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "hub" / "commondir").write_text("../..\n")
+    (machine / "wt").mkdir(mode=0o755)
+    os.chmod(machine / "wt", 0o755)
+    tree = a_clone(machine / "wt" / "hub")
+    (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'hub'}\n")
+    beside = a_clone(machine / "wt" / "another-clone")
+    a_clone(machine / "wt" / "closed-clone", mode=0o700)
+    (machine / "wt" / "not-a-clone").mkdir()
+    assert clone.repository(tree) == main
+    assert clone.open_copies(tree) == [main, beside]
+    why = clone.refusal(clone.open_copies(tree))
+    assert why.startswith(f"every account on this machine, the students' too, can read the worked "
+                          f"answers in {main}, {beside} (workbook/exercises/answers.json,")
+    assert why.endswith(f"Close them first, then run make hub again:\n    chmod go-rwx {main} {beside}")
+    # the command it gives is the fix
+    os.chmod(main, 0o700)
+    os.chmod(beside, 0o700)
+    assert clone.open_copies(tree) == [] and clone.refusal([]) is None
+    # a folder every account can enter is open, one of its parents closed closes it
+    assert clone.open_to_others(tree / "workbook" / "exercises")
+    os.chmod(machine / "wt", 0o750)
+    assert not clone.open_to_others(tree / "workbook" / "exercises")
+    # make hub closes its own clone itself
+    assert clone.close(tree) and os.stat(tree).st_mode & 0o777 == 0o700 and not clone.close(tree)
