@@ -17,8 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import learner  # noqa: E402
-from coursehub import clone, collect, environment, feedback  # noqa: E402
+from coursehub import clone, collect, environment, exchange, feedback  # noqa: E402
 from classroom.package import write_package  # noqa: E402
+from classroom.release import write_release  # noqa: E402
 from coursehub.package import BESIDE, write_beside  # noqa: E402
 from coursehub.roster import Member, read_roster  # noqa: E402
 
@@ -248,3 +249,19 @@ def test_make_hub_refuses_to_start_beside_an_open_copy_of_the_answers(machine):
     assert not clone.open_to_others(tree / "workbook" / "exercises")
     # make hub closes its own clone itself
     assert clone.close(tree) and os.stat(tree).st_mode & 0o777 == 0o700 and not clone.close(tree)
+
+
+def test_the_chapter_a_student_fetches_says_it_is_the_copy_they_hand_in(tmp_path):
+    # two copies of chapter 1 with one tab title: the practice copy and the fetched one
+    written = write_release(tmp_path, stems=["01-purpose-and-validation", "02-visibility"])
+    exchange.mark_hand_in(tmp_path)
+    for name in written:
+        stem = name.removesuffix(".ipynb")
+        cells = nbformat.read(tmp_path / "source" / stem / name, as_version=4).cells
+        assert cells[0].cell_type == "markdown"  # no directive cell above it any more
+        heading, told, _ = cells[0].source.split("\n\n", 2)
+        assert heading.startswith("# Chapter ")
+        assert told.startswith("> **This is the copy you hand in.**") and "*Submit*" in told
+        assert f"`~/workbook/{name}`, is never graded" in told
+    # the learner's copy, which the practice copy is made from, says nothing of the kind
+    assert "copy you hand in" not in json.dumps(learner.learner_notebook(ROOT / "notebooks" / written[0]))

@@ -334,6 +334,9 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         shot(page, f"05-fetched-{name}")
         notebook = hub.home(name) / CHAPTER / f"{CHAPTER}.ipynb"
         assert notebook.is_file()
+        # it opens on its title and on which copy it is, not on a stray `#| default_exp` cell
+        first = nbformat.read(notebook, as_version=4).cells[0]
+        assert first.cell_type == "markdown" and "This is the copy you hand in" in first.source
         page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{CHAPTER}.ipynb"))
         lab_is_open(page)
         for number, source in answer_cells(name).items():
