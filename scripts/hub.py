@@ -70,7 +70,7 @@ def folders(hub):
     hub = Path(hub).resolve()
     return {"hub": hub, "python": hub / "python", "env": hub / "env", "edition": hub / "edition",
             "package": hub / "class-package",
-            "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange",
+            "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange", "bin": hub / "bin",
             "state": hub / "state"}
 
 
@@ -106,6 +106,8 @@ def setup(arguments):
     exchange.ensure_exchange(where["exchange"], teacher)
     course, released = exchange.write_course(teacher, arguments.timeout)
     exchange.instructor_settings(teacher, where["env"], course)
+    nbgrader = environment.write_commands(where["bin"], where["env"], where["python"] / "lib",
+                                          teacher.pw_name, course)
     port = arguments.port or free_port()
     earlier = where["state"] / "settings.json"
     # the hub's own ports stay as they were, so a make hub setup beside a running hub changes none
@@ -119,6 +121,7 @@ def setup(arguments):
         "students": [m.username for m in members], "instructor": teacher.pw_name,
         "course": str(course), "exchange": str(where["exchange"]), "roster": str(Path(arguments.roster).resolve()),
         "passwords": str(Path(teacher.pw_dir) / accounts.PASSWORDS), "released": released,
+        "nbgrader": str(nbgrader),
     }
     environment.settings_json(where["state"] / "settings.json", settings)
     return settings, given
@@ -151,19 +154,22 @@ def banner(settings, given):
     host = "localhost" if settings["ip"] in ("127.0.0.1", "localhost") else settings["ip"]
     url = f"http://{host}:{settings['port']}/"
     made = f" ({len(given)} new accounts given a first password)" if given else ""
+    teacher = settings["instructor"]
     return "\n".join([
         f"{READY}: {len(settings['students'])} students from {settings['roster']}, "
-        f"instructor {settings['instructor']}{made}.",
-        f"  URL:       {url}",
-        f"  Log in:    each person with their own username and password; the first passwords are in",
-        f"             {settings['passwords']} (only {settings['instructor']} and root can read it).",
-        f"             Hand each student theirs privately; the instructor's is on its last line.",
-        f"  Course:    {settings['course']} (nbgrader's course folder: the instructor releases and",
-        f"             collects chapters from the Formgrader tab). Grade as root, in this clone:",
-        f"             make grade SUBMISSION={settings['course']}/submitted",
-        f"             make hub-feedback HUB_DIR={Path(settings['state']).parent}   (the verdicts, to each student)",
-        f"  Log:       {settings['state']}/jupyterhub.log",
-        "  Stop:      Ctrl+C (accounts, homes and the course stay; make hub again carries on)",
+        f"instructor {teacher}{made}.",
+        f"  URL:        {url}",
+        f"  Log in:     each person with their own username and password; the first passwords are in",
+        f"              {settings['passwords']} (only {teacher} and root can read it).",
+        f"              Hand each student theirs privately; the instructor's is on its last line.",
+        f"  Formgrader: {url}user/{teacher}/formgrader (as {teacher}, in a browser tab of its own):",
+        f"              Generate, Release and Collect each chapter there; not its feedback buttons.",
+        f"  Course:     {settings['course']} (nbgrader's course folder). Grade as root, in this clone:",
+        f"              make grade SUBMISSION={settings['course']}/submitted [CHAPTERS=01,02]",
+        f"              make hub-feedback HUB_DIR={Path(settings['state']).parent}   (the verdicts, to each student)",
+        f"  nbgrader:   {settings.get('nbgrader', '')} (the course's, from any shell; from root it runs as {teacher})",
+        f"  Log:        {settings['state']}/jupyterhub.log",
+        "  Stop:       Ctrl+C (accounts, homes and the course stay; make hub again carries on)",
     ])
 
 

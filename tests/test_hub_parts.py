@@ -7,6 +7,7 @@ import json
 import os
 import pwd
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -265,3 +266,36 @@ def test_the_chapter_a_student_fetches_says_it_is_the_copy_they_hand_in(tmp_path
         assert f"`~/workbook/{name}`, is never graded" in told
     # the learner's copy, which the practice copy is made from, says nothing of the kind
     assert "copy you hand in" not in json.dumps(learner.learner_notebook(ROOT / "notebooks" / written[0]))
+
+
+def test_the_hubs_nbgrader_runs_from_any_shell_and_from_root_as_the_instructor(machine):
+    # env/bin/nbgrader alone fails in a root shell: its Python needs HUB_DIR/python/lib
+    env, lib, course = machine / "env", machine / "python" / "lib", machine / "course"
+    (env / "bin").mkdir(parents=True)
+    lib.mkdir(parents=True)
+    course.mkdir()
+    (env / "bin" / "nbgrader").write_text('#!/bin/sh\necho "$(id -un) $PWD $LD_LIBRARY_PATH $*"\n')
+    os.chmod(env / "bin" / "nbgrader", 0o755)
+    teacher = "daemon" if os.geteuid() == 0 else ME
+    command = environment.write_commands(machine / "bin", env, lib, teacher, course)
+    assert command == machine / "bin" / "nbgrader"
+    done = subprocess.run([str(command), "list", "--inbound"], cwd="/", capture_output=True, text=True,
+                          env={"PATH": "/usr/sbin:/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    user, where, library, *arguments = done.stdout.split()
+    assert (user, library, arguments) == (teacher, str(lib), ["list", "--inbound"])
+    if os.geteuid() == 0:
+        assert where == str(course)  # nbgrader's course folder, as the instructor
+
+
+def test_the_banner_names_the_formgrader_the_chapters_option_and_the_hubs_nbgrader():
+    import hub
+    settings = {"ip": "127.0.0.1", "port": 8000, "students": ["ada"], "roster": "/r.csv",
+                "instructor": "teacher", "passwords": "/home/teacher/hub-passwords.csv",
+                "course": "/home/teacher/course", "state": "/srv/agent-memory-hub/state",
+                "nbgrader": "/srv/agent-memory-hub/bin/nbgrader"}
+    lines = hub.banner(settings, []).splitlines()
+    assert "  Formgrader: http://localhost:8000/user/teacher/formgrader (as teacher, in a browser tab of its own):" in lines
+    assert "              make grade SUBMISSION=/home/teacher/course/submitted [CHAPTERS=01,02]" in lines
+    assert "  nbgrader:   /srv/agent-memory-hub/bin/nbgrader (the course's, from any shell; from root it runs as teacher)" in lines
+    assert lines[-1].lstrip().startswith("Stop:")  # make test-hub waits for it

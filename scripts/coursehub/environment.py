@@ -12,6 +12,8 @@
     HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
     HUB_DIR/tools/      scripts/learner.py (and answers.py, which it imports) and hub/start-server
     HUB_DIR/proxy/      configurable-http-proxy from npm, as hub/package-lock.json locks it
+    HUB_DIR/bin/        nbgrader, the course environment's, for a shell outside the hub (a
+                        root shell): it sets LD_LIBRARY_PATH, and from root runs as the instructor
 """
 import hashlib
 import json
@@ -238,6 +240,38 @@ def write_tools(tools, edition):
     open_to_all(tools)
     open_to_all(edition)
     return [path.name for path in written]
+
+
+NBGRADER = """#!/bin/sh
+# The course hub's nbgrader, from any shell (written by make hub; docs/hub.md). The course
+# environment runs on the copy of Python in {hub}/python, which finds its libpython through
+# LD_LIBRARY_PATH, so {env}/bin/nbgrader alone fails outside the hub's servers. Run as root,
+# this runs as the instructor, in the course folder, so that what nbgrader writes there (the
+# gradebook, submitted/, feedback/) stays the instructor's.
+set -eu
+if [ "$(id -u)" = 0 ]; then
+  cd {course}
+  exec runuser -u {instructor} -- "$0" "$@"
+fi
+LD_LIBRARY_PATH={lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}
+PATH={env}/bin:$PATH
+export LD_LIBRARY_PATH PATH
+exec {env}/bin/nbgrader "$@"
+"""
+
+
+def write_commands(bin_dir, env, python_lib, instructor, course):
+    """HUB_DIR/bin/nbgrader (NBGRADER); returns its path."""
+    import shlex
+    bin_dir = Path(bin_dir)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / "nbgrader"
+    command.write_text(NBGRADER.format(hub=Path(env).parent, env=shlex.quote(str(env)),
+                                       lib=shlex.quote(str(python_lib)), course=shlex.quote(str(course)),
+                                       instructor=shlex.quote(instructor)))
+    open_to_all(bin_dir)
+    os.chmod(command, 0o755)
+    return command
 
 
 def settings_json(path, settings):

@@ -381,6 +381,10 @@ def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hu
     expect(formgrader_row(page, hub, CHAPTER).locator("td.num-submissions")).to_have_text("3", timeout=WAIT)
     course = hub.home(INSTRUCTOR) / "course"
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(STUDENTS)
+    # the banner's nbgrader works from this root shell, as the instructor
+    listed = subprocess.run([str(hub.dir / "bin" / "nbgrader"), "list", "--inbound"], capture_output=True,
+                            text=True, timeout=300)
+    assert listed.returncode == 0 and f"{ADA} {CHAPTER}" in listed.stdout + listed.stderr, listed.stderr
     grades = hub.scratch / "grades"
     graded = subprocess.run(hub.make("grade", f"SUBMISSION={course}/submitted", f"GRADES={grades}", "CHAPTERS=01"),
                             capture_output=True, text=True, timeout=600)
