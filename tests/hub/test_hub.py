@@ -237,9 +237,11 @@ def exercises():
 
 def test_make_hub_prints_the_url_and_how_to_log_in(hub):
     printed = "\n".join(hub.lines)
-    assert f"URL:       http://localhost:{hub.port}/" in printed
+    assert f"URL:        http://localhost:{hub.port}/" in printed
     assert str(hub.home(INSTRUCTOR) / accounts.PASSWORDS) in printed
-    assert "make grade SUBMISSION=" in printed
+    assert f"Formgrader: http://localhost:{hub.port}/user/{INSTRUCTOR}/formgrader" in printed
+    assert "make grade SUBMISSION=" in printed and "[CHAPTERS=01,02]" in printed
+    assert f"nbgrader:   {hub.dir / 'bin' / 'nbgrader'}" in printed
     for name in [INSTRUCTOR, *STUDENTS]:
         entry = pwd.getpwnam(name)
         assert entry.pw_dir.startswith(str(hub.homes)) and os.stat(entry.pw_dir).st_mode & 0o777 == 0o700
