@@ -41,28 +41,29 @@ def owner_name(uid):
 
 def refusal(path, student, check_owner=True):
     """Why the inbound submission folder `path`, which names `student`, must not be collected, in
-    one sentence; None when it may be. Never follows a link."""
+    one sentence that starts with what an instructor must know (who made it, in whose name) and
+    ends with the folder's name, which is long; None when it may be. Never follows a link."""
     try:
         top = os.lstat(path)
     except OSError as error:
-        return f"{path} could not be read ({error.strerror})."
+        return f"a submission could not be read ({error.strerror}): {path}."
     if not stat.S_ISDIR(top.st_mode):
-        return f"{os.path.basename(path)} claims to be {student}'s submission but is not a folder."
+        return f"a submission in {student}'s name is not a folder, so it is not collected: {os.path.basename(path)}."
     if check_owner and pwd is not None and owner_name(top.st_uid) != student:
-        return (f"{os.path.basename(path)} claims to be {student}'s submission but was made by "
-                f"{owner_name(top.st_uid)}, so it is not collected ({student}'s own latest "
-                f"submission is, if there is one).")
+        return (f"{owner_name(top.st_uid)} made a submission in {student}'s name, so it is not "
+                f"collected ({student}'s own latest submission is, if there is one): "
+                f"{os.path.basename(path)}.")
     for folder, dirs, files in os.walk(path):
         for name in dirs + files:
             entry = os.path.join(folder, name)
             inside = os.lstat(entry)
             relative = os.path.relpath(entry, path)
             if not (stat.S_ISDIR(inside.st_mode) or stat.S_ISREG(inside.st_mode)):
-                return (f"{os.path.basename(path)} ({student}) holds {relative}, which is a link or "
-                        "a special file, not a file; it is not collected.")
+                return (f"{student}'s submission holds {relative}, a link or a special file rather "
+                        f"than a file, so it is not collected: {os.path.basename(path)}.")
             if check_owner and pwd is not None and inside.st_uid != top.st_uid:
-                return (f"{os.path.basename(path)} ({student}) holds {relative}, which belongs to "
-                        f"{owner_name(inside.st_uid)}, not {student}; it is not collected.")
+                return (f"{student}'s submission holds {relative}, which belongs to "
+                        f"{owner_name(inside.st_uid)}, so it is not collected: {os.path.basename(path)}.")
     return None
 
 
@@ -80,7 +81,7 @@ if ExchangeCollect is not None:
             record = super()._path_to_record(path)
             record["refused"] = refusal(path, record["username"], self.check_owner)
             if record["refused"]:
-                self.log.error("Skipped an inbound submission: %s", record["refused"])
+                self.log.error("Skipped: %s", record["refused"])
             return record
 
         def _sort_by_timestamp(self, records):
