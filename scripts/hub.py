@@ -17,7 +17,9 @@ private home and, when new, a first password of its own (in the instructor's hub
 the instructor's nbgrader course folder (make class's) in their home; nbgrader's exchange; the
 learner's edition; the course venv from hub/requirements.txt with the class edition of the
 package; configurable-http-proxy from hub/package-lock.json. It closes this clone to other
-accounts, since it holds the worked answers. start then runs JupyterHub (hub/jupyterhub_config.py),
+accounts, since it holds the worked answers, and refuses to start while another copy of them is
+open to other accounts (coursehub.clone: the repository a worktree's git objects are in, a
+clone beside either), naming the chmod that closes it. start then runs JupyterHub (hub/jupyterhub_config.py),
 waits until it answers, prints the URL and how to log in, and runs until Ctrl+C.
 """
 import argparse
@@ -25,7 +27,6 @@ import json
 import os
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -34,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from coursehub import accounts, environment, exchange, feedback  # noqa: E402
+from coursehub import accounts, clone, environment, exchange, feedback  # noqa: E402
 from coursehub.roster import check_username, read_roster  # noqa: E402
 
 from classroom.package import write_package  # noqa: E402  (the class edition, as make class writes it)
@@ -69,18 +70,8 @@ def folders(hub):
     hub = Path(hub).resolve()
     return {"hub": hub, "python": hub / "python", "env": hub / "env", "edition": hub / "edition",
             "package": hub / "class-package",
-            "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange",
+            "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange", "bin": hub / "bin",
             "state": hub / "state"}
-
-
-def close_clone():
-    """This clone holds the worked answers: no other account may enter it. Returns whether it
-    had to be closed."""
-    mode = stat.S_IMODE(os.stat(ROOT).st_mode)
-    if mode & 0o077:
-        os.chmod(ROOT, mode & 0o700)
-        return True
-    return False
 
 
 def setup(arguments):
@@ -93,7 +84,10 @@ def setup(arguments):
     members = read_roster(arguments.roster)
     if arguments.instructor in {m.username for m in members}:
         raise ValueError(f"INSTRUCTOR: {arguments.instructor!r} is also a student in {arguments.roster}")
-    if close_clone():
+    refused = clone.refusal(clone.open_copies(ROOT))
+    if refused:
+        raise ValueError(refused)
+    if clone.close(ROOT):
         print(f"Closed {ROOT} to other accounts (chmod go-rwx): it holds the worked answers.")
     where["hub"].mkdir(parents=True, exist_ok=True)
     os.chmod(where["hub"], 0o755)
@@ -112,6 +106,8 @@ def setup(arguments):
     exchange.ensure_exchange(where["exchange"], teacher)
     course, released = exchange.write_course(teacher, arguments.timeout)
     exchange.instructor_settings(teacher, where["env"], course)
+    nbgrader = environment.write_commands(where["bin"], where["env"], where["python"] / "lib",
+                                          teacher.pw_name, course)
     port = arguments.port or free_port()
     earlier = where["state"] / "settings.json"
     # the hub's own ports stay as they were, so a make hub setup beside a running hub changes none
@@ -125,6 +121,7 @@ def setup(arguments):
         "students": [m.username for m in members], "instructor": teacher.pw_name,
         "course": str(course), "exchange": str(where["exchange"]), "roster": str(Path(arguments.roster).resolve()),
         "passwords": str(Path(teacher.pw_dir) / accounts.PASSWORDS), "released": released,
+        "nbgrader": str(nbgrader),
     }
     environment.settings_json(where["state"] / "settings.json", settings)
     return settings, given
@@ -141,7 +138,8 @@ def image(arguments):
     if not where["env"].exists():
         where["env"].symlink_to(prefix)
     environment.install_package(prefix, where["package"], write_package, uv=False)  # pip: no uv in the image
-    environment.configure(prefix, arguments.exchange, exchange.COURSE_ID)
+    # every pod is uid 1000 (jovyan): owners cannot tell students apart there (docs/hub.md)
+    environment.configure(prefix, arguments.exchange, exchange.COURSE_ID, check_owner=False)
     environment.write_tools(where["tools"], where["edition"])
     instructor = where["hub"] / "instructor"
     (instructor / "labconfig").mkdir(parents=True, exist_ok=True)
@@ -156,19 +154,22 @@ def banner(settings, given):
     host = "localhost" if settings["ip"] in ("127.0.0.1", "localhost") else settings["ip"]
     url = f"http://{host}:{settings['port']}/"
     made = f" ({len(given)} new accounts given a first password)" if given else ""
+    teacher = settings["instructor"]
     return "\n".join([
         f"{READY}: {len(settings['students'])} students from {settings['roster']}, "
-        f"instructor {settings['instructor']}{made}.",
-        f"  URL:       {url}",
-        f"  Log in:    each person with their own username and password; the first passwords are in",
-        f"             {settings['passwords']} (only {settings['instructor']} and root can read it).",
-        f"             Hand each student theirs privately; the instructor's is on its last line.",
-        f"  Course:    {settings['course']} (nbgrader's course folder: the instructor releases and",
-        f"             collects chapters from the Formgrader tab). Grade as root, in this clone:",
-        f"             make grade SUBMISSION={settings['course']}/submitted",
-        f"             make hub-feedback HUB_DIR={Path(settings['state']).parent}   (the verdicts, to each student)",
-        f"  Log:       {settings['state']}/jupyterhub.log",
-        "  Stop:      Ctrl+C (accounts, homes and the course stay; make hub again carries on)",
+        f"instructor {teacher}{made}.",
+        f"  URL:        {url}",
+        f"  Log in:     each person with their own username and password; the first passwords are in",
+        f"              {settings['passwords']} (only {teacher} and root can read it).",
+        f"              Hand each student theirs privately; the instructor's is on its last line.",
+        f"  Formgrader: {url}user/{teacher}/formgrader (as {teacher}, in a browser tab of its own):",
+        f"              Generate, Release and Collect each chapter there; not its feedback buttons.",
+        f"  Course:     {settings['course']} (nbgrader's course folder). Grade as root, in this clone:",
+        f"              make grade SUBMISSION={settings['course']}/submitted [CHAPTERS=01,02]",
+        f"              make hub-feedback HUB_DIR={Path(settings['state']).parent}   (the verdicts, to each student)",
+        f"  nbgrader:   {settings.get('nbgrader', '')} (the course's, from any shell; from root it runs as {teacher})",
+        f"  Log:        {settings['state']}/jupyterhub.log",
+        "  Stop:       Ctrl+C (accounts, homes and the course stay; make hub again carries on)",
     ])
 
 

@@ -132,6 +132,21 @@ def test_each_release_tells_students_to_keep_an_answer_in_its_answer_cell(releas
         assert not any(FOR_GRADING in c.source for c in chapter.notebook.cells)
 
 
+def test_the_release_drops_directive_only_cells_as_the_learners_edition_does(release):
+    # a fetched chapter used to open on a stray code cell `#| default_exp validation`
+    out, _ = release
+    import learner
+    for chapter in graded_chapters():
+        kept = [c.get("id") for c in chapter.notebook.cells if not learner.only_directives(c)]
+        assert len(kept) < len(chapter.notebook.cells), chapter.filename  # each chapter has one
+        for path in (out / "handout" / chapter.filename, out / "source" / chapter.stem / chapter.filename):
+            cells = nbformat.read(path, as_version=4).cells
+            assert [c.get("id") for c in cells] == kept, path
+            assert not cells[0].source.startswith("#|"), path
+    # `#| export` cells hold code and stay
+    assert any(c.source.startswith("#| export") for c in release_notebook(graded_chapters()[0], solutions=False).cells)
+
+
 def test_the_handout_runs_in_the_learners_hands_like_the_old_student_edition():
     # student.student_notebook is the hand-out of one chapter; the stubs are nbgrader's own
     handout = student.student_notebook(CHAPTER_1)

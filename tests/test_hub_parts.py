@@ -1,8 +1,15 @@
 """The course hub's parts that need no root and no browser (make test-hub runs the whole hub):
 the roster's checks, the class edition of the package, the feedback pages, the learner's copy
-made from a ready edition, and the settings every server gets."""
+made from a ready edition, the settings every server gets, and the check that refuses a
+submission made in another student's name, and the one that refuses to start a hub beside an
+open copy of the answers."""
 import json
+import os
+import pwd
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -11,8 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import learner  # noqa: E402
-from coursehub import environment, feedback  # noqa: E402
+from coursehub import clone, collect, environment, exchange, feedback  # noqa: E402
 from classroom.package import write_package  # noqa: E402
+from classroom.release import write_release  # noqa: E402
 from coursehub.package import BESIDE, write_beside  # noqa: E402
 from coursehub.roster import Member, read_roster  # noqa: E402
 
@@ -62,6 +70,37 @@ def test_a_feedback_page_escapes_what_it_quotes():
     page = feedback.page("ada", "01-x", marks)
     assert "&lt;b&gt;it&lt;/b&gt; &amp; more." in page and "<b>it" not in page
     assert "Score: 0 of 1" in page and "feedback for ada" in page
+
+
+def test_feedback_skips_a_submission_nbgrader_did_not_make_and_says_so(tmp_path):
+    # a folder in submitted/ without submission_secret.txt (a forgery collected by nbgrader's own
+    # collect) stopped make hub-feedback with a traceback, and nobody got feedback
+    chapter = "01-purpose-and-validation"
+    mark = {"exercise": "1.1", "chapter": chapter, "points": 1, "maximum": 1, "status": "correct",
+            "sentence": "right."}
+    grades = tmp_path / "grades"
+    grades.mkdir()
+    (grades / "grades.json").write_text(json.dumps({"chapters": [chapter], "students": [
+        {"student": name, "exercises": [mark]} for name in ("ada", "walkana", "zoe")]}))
+    course = tmp_path / "course"
+    for name in ("ada", "walkana"):
+        folder = course / "submitted" / name / chapter
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+        if name == "ada":
+            (folder / "submission_secret.txt").write_text("s3cret")
+    stale = course / "feedback" / "walkana" / chapter
+    stale.mkdir(parents=True)
+    (stale / f"{chapter}.html").write_text("an old page without its secret")
+    written, skipped = feedback.write_pages(grades, course)
+    assert written == [("ada", chapter)]  # zoe submitted nothing: no page, nothing to say
+    assert skipped == [("walkana", chapter, ["submission_secret.txt"])]
+    assert (course / "feedback" / "ada" / chapter / "submission_secret.txt").read_text() == "s3cret"
+    assert not stale.exists()  # nbgrader release_feedback would stop on it
+    assert feedback.skipped_sentence("walkana", chapter, ["submission_secret.txt"], course) == (
+        f"Skipped walkana's {chapter}: its folder in {course / 'submitted'} has no "
+        "submission_secret.txt, so nbgrader submit did not make it (ask walkana to submit again "
+        "from the Assignments tab, then collect, grade and release feedback again).")
 
 
 def two_chapters(tmp_path):
@@ -115,3 +154,150 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in config
     kernels = (env / "etc" / "ipython" / "ipython_kernel_config.py").read_text()
     assert kernels == (ROOT / "scripts" / "ipython_kernel_config.py").read_text()
+    # nbgrader's collect is the one that refuses a forged submission, installed beside nbgrader
+    assert "c.ExchangeFactory.collect = 'coursehub_collect.OwnerCheckedCollect'" in config
+    assert "check_owner" not in config
+    installed = environment.site_packages(env) / "coursehub_collect.py"
+    assert installed.read_text() == (ROOT / "scripts" / "coursehub" / "collect.py").read_text()
+    assert os.stat(installed).st_mode & 0o444 == 0o444
+
+
+ME = pwd.getpwuid(os.geteuid()).pw_name
+
+
+def submission(inbound, student, stamp="2026-12-01 10:00:00.000000 UTC", files=None):
+    folder = inbound / f"{student}+01-purpose-and-validation+{stamp}+a1b2c3d4"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "01-purpose-and-validation.ipynb").write_text("{}")
+    for name, target in (files or {}).items():
+        (folder / name).symlink_to(target)
+    return folder
+
+
+def test_a_submission_in_another_students_name_is_refused_and_named(tmp_path):
+    # walkbo made inbound/walkana+...: nbgrader 0.9.6 only warned "cheating attempt?" and collected it
+    inbound = tmp_path / "inbound"
+    own = submission(inbound, ME)
+    assert collect.refusal(str(own), ME) is None
+    forged = submission(inbound, "walkana", "2026-12-01 23:59:59.000000 UTC")
+    why = collect.refusal(str(forged), "walkana")
+    assert why == (f"{ME} made a submission in walkana's name, so it is not collected (walkana's own "
+                   f"latest submission is, if there is one): {forged.name}.")
+    # nbgrader's check_owner off (one uid for every account): the owner is not compared
+    assert collect.refusal(str(forged), "walkana", check_owner=False) is None
+
+
+def test_a_submission_holding_a_link_is_refused_even_from_its_owner(tmp_path):
+    # collect runs as the instructor and would copy what a link points to: the worked answers
+    inbound = tmp_path / "inbound"
+    linked = submission(inbound, ME, files={"answers.ipynb": "/home/teacher/course/source/01/01.ipynb"})
+    why = collect.refusal(str(linked), ME, check_owner=False)
+    assert why == (f"{ME}'s submission holds answers.ipynb, a link or a special file rather than a "
+                   f"file, so it is not collected: {linked.name}.")
+    top = inbound / f"{ME}+01-purpose-and-validation+2026-12-02 10:00:00.000000 UTC+ffff0000"
+    top.symlink_to(linked)
+    assert collect.refusal(str(top), ME).startswith(f"a submission in {ME}'s name is not a folder")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another account needs root")
+def test_a_submission_holding_another_accounts_file_is_refused(tmp_path):
+    inbound = tmp_path / "inbound"
+    own = submission(inbound, ME)
+    os.chown(own / "01-purpose-and-validation.ipynb", 65534, 65534)  # nobody's: a hard link, say
+    assert "which belongs to" in collect.refusal(str(own), ME)
+
+
+@pytest.fixture
+def machine():
+    """A folder every account can enter (as /work was), outside pytest's own, which is closed."""
+    top = Path(tempfile.mkdtemp(prefix="workbook-clones-", dir="/tmp"))
+    os.chmod(top, 0o755)
+    yield top
+    shutil.rmtree(top)
+
+
+def a_clone(path, mode=0o755):
+    (path / clone.ANSWERS).parent.mkdir(parents=True)
+    (path / clone.ANSWERS).write_text("{}")
+    os.chmod(path, mode)
+    return path
+
+
+def test_make_hub_refuses_to_start_beside_an_open_copy_of_the_answers(machine):
+    # make hub ran from a worktree and closed it, but its main clone stayed open to every student
+    main = a_clone(machine / "main")
+    (main / ".git" / "worktrees" / "hub").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "hub" / "commondir").write_text("../..\n")
+    (machine / "wt").mkdir(mode=0o755)
+    os.chmod(machine / "wt", 0o755)
+    tree = a_clone(machine / "wt" / "hub")
+    (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'hub'}\n")
+    beside = a_clone(machine / "wt" / "another-clone")
+    a_clone(machine / "wt" / "closed-clone", mode=0o700)
+    (machine / "wt" / "not-a-clone").mkdir()
+    assert clone.repository(tree) == main
+    assert clone.open_copies(tree) == [main, beside]
+    why = clone.refusal(clone.open_copies(tree))
+    assert why.startswith(f"every account on this machine, the students' too, can read the worked "
+                          f"answers in {main}, {beside} (workbook/exercises/answers.json,")
+    assert why.endswith(f"Close them first, then run make hub again:\n    chmod go-rwx {main} {beside}")
+    # the command it gives is the fix
+    os.chmod(main, 0o700)
+    os.chmod(beside, 0o700)
+    assert clone.open_copies(tree) == [] and clone.refusal([]) is None
+    # a folder every account can enter is open, one of its parents closed closes it
+    assert clone.open_to_others(tree / "workbook" / "exercises")
+    os.chmod(machine / "wt", 0o750)
+    assert not clone.open_to_others(tree / "workbook" / "exercises")
+    # make hub closes its own clone itself
+    assert clone.close(tree) and os.stat(tree).st_mode & 0o777 == 0o700 and not clone.close(tree)
+
+
+def test_the_chapter_a_student_fetches_says_it_is_the_copy_they_hand_in(tmp_path):
+    # two copies of chapter 1 with one tab title: the practice copy and the fetched one
+    written = write_release(tmp_path, stems=["01-purpose-and-validation", "02-visibility"])
+    exchange.mark_hand_in(tmp_path)
+    for name in written:
+        stem = name.removesuffix(".ipynb")
+        cells = nbformat.read(tmp_path / "source" / stem / name, as_version=4).cells
+        assert cells[0].cell_type == "markdown"  # no directive cell above it any more
+        heading, told, _ = cells[0].source.split("\n\n", 2)
+        assert heading.startswith("# Chapter ")
+        assert told.startswith("> **This is the copy you hand in.**") and "*Submit*" in told
+        assert f"`~/workbook/{name}`, is never graded" in told
+    # the learner's copy, which the practice copy is made from, says nothing of the kind
+    assert "copy you hand in" not in json.dumps(learner.learner_notebook(ROOT / "notebooks" / written[0]))
+
+
+def test_the_hubs_nbgrader_runs_from_any_shell_and_from_root_as_the_instructor(machine):
+    # env/bin/nbgrader alone fails in a root shell: its Python needs HUB_DIR/python/lib
+    env, lib, course = machine / "env", machine / "python" / "lib", machine / "course"
+    (env / "bin").mkdir(parents=True)
+    lib.mkdir(parents=True)
+    course.mkdir()
+    (env / "bin" / "nbgrader").write_text('#!/bin/sh\necho "$(id -un) $PWD $LD_LIBRARY_PATH $*"\n')
+    os.chmod(env / "bin" / "nbgrader", 0o755)
+    teacher = "daemon" if os.geteuid() == 0 else ME
+    command = environment.write_commands(machine / "bin", env, lib, teacher, course)
+    assert command == machine / "bin" / "nbgrader"
+    done = subprocess.run([str(command), "list", "--inbound"], cwd="/", capture_output=True, text=True,
+                          env={"PATH": "/usr/sbin:/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    user, where, library, *arguments = done.stdout.split()
+    assert (user, library, arguments) == (teacher, str(lib), ["list", "--inbound"])
+    if os.geteuid() == 0:
+        assert where == str(course)  # nbgrader's course folder, as the instructor
+
+
+def test_the_banner_names_the_formgrader_the_chapters_option_and_the_hubs_nbgrader():
+    import hub
+    settings = {"ip": "127.0.0.1", "port": 8000, "students": ["ada"], "roster": "/r.csv",
+                "instructor": "teacher", "passwords": "/home/teacher/hub-passwords.csv",
+                "course": "/home/teacher/course", "state": "/srv/agent-memory-hub/state",
+                "nbgrader": "/srv/agent-memory-hub/bin/nbgrader"}
+    lines = hub.banner(settings, []).splitlines()
+    assert "  Formgrader: http://localhost:8000/user/teacher/formgrader (as teacher, in a browser tab of its own):" in lines
+    assert "              make grade SUBMISSION=/home/teacher/course/submitted [CHAPTERS=01,02]" in lines
+    assert "  nbgrader:   /srv/agent-memory-hub/bin/nbgrader (the course's, from any shell; from root it runs as teacher)" in lines
+    assert lines[-1].lstrip().startswith("Stop:")  # make test-hub waits for it

@@ -19,6 +19,12 @@ The chapter's exercises introduction (the markdown cell with the heading "## Exe
 FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and that `make grade`
 runs answer cells only, so a helper defined in a cell of its own would be missing there.
 
+A code cell of nbdev directives alone (`#| default_exp validation`) is dropped, as the learner's
+edition drops it (learner.only_directives): it exports nothing from a student's copy, and as the
+first cell of a fetched chapter it only puzzles. keep_directives=True keeps it, for the chapters
+that the class edition of the package carries beside it (coursehub.package), whose code cells the
+costs appendix counts as they were timed.
+
     OUT/package/                      the class edition of the `workbook` package, for the
                                       students' environment (`pip install OUT/package`): the
                                       package without its checks (workbook/exercises/checks/) and
@@ -35,6 +41,7 @@ import nbformat
 
 from classroom.chapters import EXERCISES, GRADED, SOURCE, graded_chapters, stubbed
 from classroom.package import write_package
+from learner import only_directives
 
 COURSE_ID = "agent-memory-workbook"
 
@@ -156,10 +163,13 @@ def grade_metadata(exercise):
             "points": exercise.points, "schema_version": 3, "solution": False, "task": False}
 
 
-def release_notebook(chapter, solutions):
+def release_notebook(chapter, solutions, keep_directives=False):
     """The chapter for the class: with solutions and hidden tests (nbgrader's source), or without
-    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out)."""
+    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out);
+    without its nbdev directive-only cells unless keep_directives."""
     notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
+    if not keep_directives:
+        notebook.cells = [cell for cell in notebook.cells if not only_directives(cell)]
     answers = {e.answer_id: e for e in chapter.exercises}
     checks = {e.check_id: e for e in chapter.exercises}
     introductions = [cell for cell in notebook.cells

@@ -12,6 +12,8 @@
     HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
     HUB_DIR/tools/      scripts/learner.py (and answers.py, which it imports) and hub/start-server
     HUB_DIR/proxy/      configurable-http-proxy from npm, as hub/package-lock.json locks it
+    HUB_DIR/bin/        nbgrader, the course environment's, for a shell outside the hub (a
+                        root shell): it sets LD_LIBRARY_PATH, and from root runs as the instructor
 """
 import hashlib
 import json
@@ -160,12 +162,21 @@ def site_packages(env):
     return Path(env) / "lib" / VERSION / "site-packages"
 
 
-def configure(env, exchange, course_id):
+COLLECT = "coursehub_collect"  # scripts/coursehub/collect.py, as installed in the course environment
+
+
+def configure(env, exchange, course_id, check_owner=True):
     """The workbook's JupyterLab and IPython kernel settings and nbgrader's course settings for
-    every server in `env`; the instructor's tools (formgrader, create assignment, course list)
-    off for everyone, turned back on in the instructor's own settings
-    (exchange.instructor_settings)."""
+    every server in `env`; the instructor's tools (formgrader, create assignment, course list) off
+    for everyone, turned back on in the instructor's own settings (exchange.instructor_settings).
+    nbgrader's collect is coursehub.collect's, which skips a submission made in another student's
+    name (check_owner False: where every account is one uid, as in the Kubernetes image, only
+    links are refused)."""
     env = Path(env)
+    site_packages(env).mkdir(parents=True, exist_ok=True)
+    collect = site_packages(env) / f"{COLLECT}.py"
+    shutil.copy(ROOT / "scripts" / "coursehub" / "collect.py", collect)
+    os.chmod(collect, 0o644)
     settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
     settings.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
@@ -180,7 +191,11 @@ def configure(env, exchange, course_id):
         "# The course on this hub (written by make hub): which course, and where nbgrader's exchange is.\n"
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {course_id!r}\n"
-        f"c.Exchange.root = {str(exchange)!r}\n")
+        f"c.Exchange.root = {str(exchange)!r}\n"
+        "# nbgrader's collect, except that a submission one student made in another's name (or\n"
+        "# one holding a link) is skipped and named in the log, not collected (coursehub/collect.py)\n"
+        f"c.ExchangeFactory.collect = '{COLLECT}.OwnerCheckedCollect'\n"
+        + ("" if check_owner else "c.ExchangeCollect.check_owner = False\n"))
     # What `jupyter server extension disable --sys-prefix` and `jupyter labextension disable
     # --level=sys_prefix` write, written directly: those commands take seconds each (they import
     # every extension to validate it), and the second also locks the plugin.
@@ -231,6 +246,38 @@ def write_tools(tools, edition):
     open_to_all(tools)
     open_to_all(edition)
     return [path.name for path in written]
+
+
+NBGRADER = """#!/bin/sh
+# The course hub's nbgrader, from any shell (written by make hub; docs/hub.md). The course
+# environment runs on the copy of Python in {hub}/python, which finds its libpython through
+# LD_LIBRARY_PATH, so {env}/bin/nbgrader alone fails outside the hub's servers. Run as root,
+# this runs as the instructor, in the course folder, so that what nbgrader writes there (the
+# gradebook, submitted/, feedback/) stays the instructor's.
+set -eu
+if [ "$(id -u)" = 0 ]; then
+  cd {course}
+  exec runuser -u {instructor} -- "$0" "$@"
+fi
+LD_LIBRARY_PATH={lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}
+PATH={env}/bin:$PATH
+export LD_LIBRARY_PATH PATH
+exec {env}/bin/nbgrader "$@"
+"""
+
+
+def write_commands(bin_dir, env, python_lib, instructor, course):
+    """HUB_DIR/bin/nbgrader (NBGRADER); returns its path."""
+    import shlex
+    bin_dir = Path(bin_dir)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / "nbgrader"
+    command.write_text(NBGRADER.format(hub=Path(env).parent, env=shlex.quote(str(env)),
+                                       lib=shlex.quote(str(python_lib)), course=shlex.quote(str(course)),
+                                       instructor=shlex.quote(instructor)))
+    open_to_all(bin_dir)
+    os.chmod(command, 0o755)
+    return command
 
 
 def settings_json(path, settings):

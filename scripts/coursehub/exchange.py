@@ -7,7 +7,8 @@
                                  secret of each submission), all made by nbgrader itself
     ~instructor/course/          make class's nbgrader course folder (the worked answers in source/),
                                  in the instructor's private home; nbgrader writes release/,
-                                 submitted/, feedback/ and gradebook.db there
+                                 submitted/, feedback/ and gradebook.db there. Each chapter in
+                                 source/ says at its top that it is the copy a student hands in
 """
 import json
 import os
@@ -16,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
+
 from coursehub.accounts import as_user
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +26,23 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from classroom.release import COURSE_ID, write_release  # noqa: E402
 
 COURSE = "course"
+# On the hub a student has two copies of a chapter with the same name, and so the same tab title:
+# the practice copy in ~/workbook/ and the one fetched from the Assignments tab. The fetched one
+# says so at its top.
+HAND_IN = ("> **This is the copy you hand in.** It is the chapter you fetched from the Assignments "
+           "tab: answer here, save, then *Nbgrader > Assignment List* and *Submit* (as often as you "
+           "like; the latest counts). Your practice copy, `~/workbook/{filename}`, is never graded.")
+
+
+def mark_hand_in(course):
+    """Put HAND_IN under the title of every assignment in course/source/, so that nbgrader's
+    generate_assignment carries it into the copy each student fetches."""
+    for path in sorted(Path(course).glob("source/*/*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
+        heading, _, rest = first.source.partition("\n\n")
+        first.source = "\n\n".join(filter(None, [heading, HAND_IN.format(filename=path.name), rest]))
+        nbformat.write(notebook, path)
 
 
 def ensure_exchange(exchange, teacher, course_id=COURSE_ID):
@@ -49,6 +69,7 @@ def write_course(teacher, timeout):
     with tempfile.TemporaryDirectory(dir=teacher.pw_dir) as scratch:
         fresh = Path(scratch) / COURSE
         written = write_release(fresh, timeout=timeout)
+        mark_hand_in(fresh)
         for folder, dirs, files in os.walk(fresh):
             for name in [folder, *[os.path.join(folder, f) for f in dirs + files]]:
                 os.chown(name, teacher.pw_uid, teacher.pw_gid, follow_symlinks=False)

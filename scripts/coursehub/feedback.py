@@ -6,7 +6,8 @@ every student and chapter it graded that has a submission, this writes one page,
 timestamp.txt and submission_secret.txt (as nbgrader's generate_feedback would), then runs
 `nbgrader release_feedback <chapter>` as the instructor. nbgrader names each released page by a
 hash of that submission's secret, so a student's Assignments tab fetches their own page and no
-one else's.
+one else's. A submission folder without its timestamp.txt or submission_secret.txt (not made by
+nbgrader submit) gets no page: the summary says which and why, and the rest are released.
 """
 import html
 import json
@@ -46,32 +47,49 @@ def verdict(mark):
     return f"{mark['status']}: {mark['sentence']}"
 
 
+NEEDS = ("timestamp.txt", "submission_secret.txt")  # what nbgrader submit writes and release_feedback reads
+
+
 def write_pages(grades, course):
-    """The feedback pages for every graded submission; return [(student, chapter)]."""
+    """The feedback pages for every graded submission; return ([(student, chapter)] written,
+    [(student, chapter, why)] skipped). A submission without what nbgrader's release_feedback
+    needs (nbgrader submit did not make it) is skipped, and its old page, if any, removed."""
     data = json.loads((Path(grades) / "grades.json").read_text())
     course = Path(course)
-    written = []
+    written, skipped = [], []
     for student in data["students"]:
         for chapter in data["chapters"]:
             submitted = course / "submitted" / student["student"] / chapter
             marks = [m for m in student["exercises"] if m["chapter"] == chapter]
-            if not marks or not (submitted / "timestamp.txt").exists():
+            if not marks or not submitted.is_dir():
                 continue
             out = course / "feedback" / student["student"] / chapter
+            missing = [name for name in NEEDS if not (submitted / name).is_file()]
+            if missing:
+                shutil.rmtree(out, ignore_errors=True)  # else release_feedback would stop on it
+                skipped.append((student["student"], chapter, missing))
+                continue
             out.mkdir(parents=True, exist_ok=True)
             (out / f"{chapter}.html").write_text(page(student["student"], chapter, marks))
-            for name in ("timestamp.txt", "submission_secret.txt"):
+            for name in NEEDS:
                 shutil.copy(submitted / name, out / name)
             written.append((student["student"], chapter))
-    return written
+    return written, skipped
+
+
+def skipped_sentence(student, chapter, missing, course):
+    return (f"Skipped {student}'s {chapter}: its folder in {Path(course) / 'submitted'} has no "
+            f"{' and no '.join(missing)}, so nbgrader submit did not make it (ask {student} to "
+            "submit again from the Assignments tab, then collect, grade and release feedback again).")
 
 
 def release(settings, grades):
-    """Write the pages and release them through the exchange, as the instructor; return a summary."""
+    """Write the pages and release them through the exchange, as the instructor; return a summary
+    that names every submission skipped."""
     import pwd
     teacher = pwd.getpwnam(settings["instructor"])
     course = Path(settings["course"])
-    written = write_pages(grades, course)
+    written, skipped = write_pages(grades, course)
     for folder, dirs, files in os.walk(course / "feedback"):
         for name in [folder, *[os.path.join(folder, f) for f in dirs + files]]:
             os.chown(name, teacher.pw_uid, teacher.pw_gid, follow_symlinks=False)
@@ -85,5 +103,7 @@ def release(settings, grades):
         if done.returncode != 0:
             raise RuntimeError(f"nbgrader release_feedback {chapter} failed:\n{done.stdout}{done.stderr}")
     students = sorted({student for student, _ in written})
-    return (f"Feedback released: {len(written)} pages for {len(students)} students "
-            f"({', '.join(students) or 'none'}); each fetches their own from the Assignments tab.")
+    lines = [f"Feedback released: {len(written)} pages for {len(students)} students "
+             f"({', '.join(students) or 'none'}); each fetches their own from the Assignments tab."]
+    lines += [skipped_sentence(student, chapter, missing, course) for student, chapter, missing in skipped]
+    return "\n".join(lines)

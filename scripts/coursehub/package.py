@@ -32,6 +32,6 @@ def write_beside(dest, source=ROOT):
         shutil.copy(Path(source) / name, dest / name)
     (dest / "notebooks").mkdir(exist_ok=True)
     for chapter in graded_chapters(Path(source) / "notebooks"):
-        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False)),
+        nbformat.write(nbformat.from_dict(release_notebook(chapter, solutions=False, keep_directives=True)),
                        dest / "notebooks" / chapter.filename)
     return dest

@@ -10,9 +10,11 @@ page with their own first password. The tests follow the course in order:
    settings (the table of contents open);
 3. the instructor generates and releases chapter 1 from the formgrader;
 4. the students fetch it from the Assignments tab, answer in the page (one right on all three
-   exercises, one right on one, one wrong on one and right on another) and submit;
-5. the instructor collects, grades as root with make grade straight from nbgrader's submitted/,
-   and releases the feedback with make hub-feedback; the gradebook holds what each one earned;
+   exercises, one right on one, one wrong on one and right on another) and submit; then, from
+   their accounts, one submits later in another's name and one a link to the worked answers;
+5. the instructor collects (the formgrader names both forgeries and collects neither), grades
+   as root with make grade straight from nbgrader's submitted/, and releases the feedback with
+   make hub-feedback; the gradebook holds what each one earned;
 6. each student fetches their own feedback in the Assignments tab and reads their own score;
 7. a student cannot open another's files, the course folder, the source chapters or any worked
    answer, by URL or from a terminal in their JupyterLab;
@@ -23,6 +25,7 @@ page with their own first password. The tests follow the course in order:
 Screenshots of each step go to build/hub/. The accounts made are removed at the end.
 """
 import csv
+import datetime
 import os
 import pwd
 import queue
@@ -234,9 +237,11 @@ def exercises():
 
 def test_make_hub_prints_the_url_and_how_to_log_in(hub):
     printed = "\n".join(hub.lines)
-    assert f"URL:       http://localhost:{hub.port}/" in printed
+    assert f"URL:        http://localhost:{hub.port}/" in printed
     assert str(hub.home(INSTRUCTOR) / accounts.PASSWORDS) in printed
-    assert "make grade SUBMISSION=" in printed
+    assert f"Formgrader: http://localhost:{hub.port}/user/{INSTRUCTOR}/formgrader" in printed
+    assert "make grade SUBMISSION=" in printed and "[CHAPTERS=01,02]" in printed
+    assert f"nbgrader:   {hub.dir / 'bin' / 'nbgrader'}" in printed
     for name in [INSTRUCTOR, *STUDENTS]:
         entry = pwd.getpwnam(name)
         assert entry.pw_dir.startswith(str(hub.homes)) and os.stat(entry.pw_dir).st_mode & 0o777 == 0o700
@@ -331,6 +336,9 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         shot(page, f"05-fetched-{name}")
         notebook = hub.home(name) / CHAPTER / f"{CHAPTER}.ipynb"
         assert notebook.is_file()
+        # it opens on its title and on which copy it is, not on a stray `#| default_exp` cell
+        first = nbformat.read(notebook, as_version=4).cells[0]
+        assert first.cell_type == "markdown" and "This is the copy you hand in" in first.source
         page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{CHAPTER}.ipynb"))
         lab_is_open(page)
         for number, source in answer_cells(name).items():
@@ -345,14 +353,40 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         shot(page, f"07-submitted-{name}")
 
 
+def test_a_student_cannot_submit_in_another_students_name(hub):
+    """From their own accounts, after everyone submitted: Grace makes a later submission in Ada's
+    name (her own answers, 1 of 3), as nbgrader's inbound/ lets every student; Alan makes a later
+    one in his own name whose notebook is a link to the instructor's source, with the worked
+    answers. The collect in the next test must skip both and say so."""
+    inbound = hub.dir / "exchange" / "agent-memory-workbook" / "inbound"
+    later = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime(
+        "%Y-%m-%d %H:%M:%S.%f UTC")
+    source = hub.home(INSTRUCTOR) / "course" / "source" / CHAPTER / f"{CHAPTER}.ipynb"
+    forge = {GRACE: f'cp ~/{CHAPTER}/{CHAPTER}.ipynb "$d/"',
+             ALAN: f'ln -s {source} "$d/{CHAPTER}.ipynb"'}
+    for name, victim in ((GRACE, ADA), (ALAN, ALAN)):
+        script = (f'd="{inbound}/{victim}+{CHAPTER}+{later}+forged00" && mkdir "$d" && {forge[name]} && '
+                  f'echo "{later}" > "$d/timestamp.txt"')
+        done = accounts.as_user(pwd.getpwnam(name), ["/bin/sh", "-c", script], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
 def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hub, people):
     page = people(INSTRUCTOR)
     row = formgrader_row(page, hub, CHAPTER)
     row.locator("td.collect a").click()  # Collect: nbgrader collect
+    dialog = page.locator(".modal-dialog:visible")
+    # the formgrader shows collect's log: each forgery named, neither collected
+    expect(dialog).to_contain_text(f"Skipped: {GRACE} made a submission in {ADA}'s name", timeout=SPAWN)
+    expect(dialog).to_contain_text(f"Skipped: {ALAN}'s submission holds {CHAPTER}.ipynb, a link", timeout=WAIT)
     dismiss(page, "Successfully collected", "08-collected")
     expect(formgrader_row(page, hub, CHAPTER).locator("td.num-submissions")).to_have_text("3", timeout=WAIT)
     course = hub.home(INSTRUCTOR) / "course"
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(STUDENTS)
+    # the banner's nbgrader works from this root shell, as the instructor
+    listed = subprocess.run([str(hub.dir / "bin" / "nbgrader"), "list", "--inbound"], capture_output=True,
+                            text=True, timeout=300)
+    assert listed.returncode == 0 and f"{ADA} {CHAPTER}" in listed.stdout + listed.stderr, listed.stderr
     grades = hub.scratch / "grades"
     graded = subprocess.run(hub.make("grade", f"SUBMISSION={course}/submitted", f"GRADES={grades}", "CHAPTERS=01"),
                             capture_output=True, text=True, timeout=600)
