@@ -99,7 +99,7 @@ grade: venv
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
 	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
 
-# The grader against a red team (tests/red_team/): 40 determined students, every answer wrong and
+# The grader against a red team (tests/red_team/): 43 determined students, every answer wrong and
 # a trick each, graded with an honest class in one run; every cheater must score 0 and every
 # honest student exactly what they earned (about two minutes; needs root and Linux namespaces).
 .PHONY: test-grader

@@ -248,7 +248,8 @@ def collected_by_make_test(request):
     """How many tests `make test` collects: this session's, when it is that run."""
     if whole_run(request.config, notebooks=True):
         return len(request.session.items)
-    [slow] = re.findall(r"^SLOW_TESTS = (.*)$", (ROOT / "Makefile").read_text(), re.M)
+    [slow] = re.findall(r"^SLOW_TESTS = ((?:.*\\\n)*.*)$", (ROOT / "Makefile").read_text(), re.M)
+    slow = slow.replace("\\\n", " ")
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
                "tests", "notebooks", "--nbval", "--nbval-current-env", *slow.split()]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
