@@ -294,7 +294,9 @@ def main(command="sync", where=None, edition=None):
         busy = open_in_lab(copy)
         updated = update(copy, source, trust=True, keep=busy)
         where = shown(copy)
-        waiting = sync(copy, source)[1]
+        # what is still waiting is only what a running lab has open: anything else that still
+        # differs from the new edition right after an update is not a learner's to fix
+        waiting = [name for name in sync(copy, source)[1] if name in busy]
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
                   f"(your previous files are in {where}/{EARLIER}/).")

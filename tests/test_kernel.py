@@ -99,7 +99,7 @@ def test_a_right_answer_run_before_the_first_exercise_cell_is_told_what_to_run(c
     q1.check(namespace["last_visible"])
     assert capsys.readouterr().out == (
         "Exercise 2.1: get is not defined yet in this kernel: run the first cell under Exercises "
-        "(it imports get), then your answer cell and this check again.\n")
+        "(it imports get), then your answer cell and this cell again.\n")
     exec("def last_visible(db, tenant, kind, key, start):\n    return lookup(db)\n", namespace)
     q1.check(namespace["last_visible"])  # a name no exercise cell imports: the answer's own slip
     assert capsys.readouterr().out == ("Exercise 2.1: not yet: running your answer raised NameError: "
@@ -230,7 +230,7 @@ def test_each_exercise_cell_run_alone_says_at_most_one_sentence(learners_kernel,
                 assert "is not defined yet in this kernel: run the first cell under Exercises" in said, said
             if CHECK.search(cell.source):
                 checks += 1
-                assert said.endswith("then your answer cell and this check again.\n"), said
+                assert said.endswith("then your answer cell and this cell again.\n"), said
     assert checks >= 3
 
 

@@ -175,6 +175,8 @@ def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start)
     jupyter.chmod(0o755)
     served = tmp_path / "served"
     served.mkdir()
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "cookie_secret").write_text("last run's")
     for name in chapters:
         (served / name).write_text("{}")
     done = subprocess.run(["bash", str(tree / "scripts" / "lab")], capture_output=True, text=True,
@@ -188,6 +190,9 @@ def test_the_lab_opens_chapter_one_or_else_the_folder(tmp_path, chapters, start)
     # the kernel websocket's legacy protocol and the pre-save hook (jupyterlab/workbook_lab.py)
     assert "--ZMQChannelsWebsocketConnection.kernel_ws_protocol= " in lab
     assert "--FileContentsManager.pre_save_hook=workbook_lab.drop_widget_views" in lab
+    # a new cookie secret each start: a tab left open from the last run is logged out
+    assert f"--ServerApp.cookie_secret_file={tmp_path / 'state' / 'cookie_secret'}" in lab
+    assert not (tmp_path / "state" / "cookie_secret").exists()
 
 
 def test_a_saved_notebook_keeps_an_explorers_still_not_its_view():

@@ -107,3 +107,12 @@ def test_the_python_that_made_the_outputs_is_recorded_once_and_chapter_1_shows_i
     [running] = cells["c01-001b"]["outputs"]
     assert "".join(running["data"]["text/plain"]) == repr(version), (
         "chapter 1's stored 'running' Python is not the one that made the outputs: run make notebooks")
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_every_cell_id_is_its_own(path):
+    # nbformat renames a repeated id at random on every read, so the learner's edition changed at
+    # every make lab and the lab said a chapter had changed when none had
+    ids = [cell["id"] for cell in json.loads(path.read_text())["cells"]]
+    assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]

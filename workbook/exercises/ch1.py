@@ -20,5 +20,6 @@ q3 = Exercise(
     "1.3", "Write to_key(title) that turns any title into a valid key.", InChecks("ch1", "check_to_key"),
     hints=["Lowercase the title first, then replace each run of characters other than a-z "
            "and 0-9 by a single hyphen: one call of re.sub with a + in its pattern.",
-           "After the replacing, three rules of a key remain: no hyphen at either end, a "
-           "letter first (add a short prefix when there is none), and at most 32 characters."])
+           "After the replacing, trim the hyphens left at the ends (titles that differ only in "
+           "punctuation share a key), then meet the rules of a key: a letter first (add a short "
+           "prefix when there is none) and at most 32 characters."])

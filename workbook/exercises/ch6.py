@@ -6,7 +6,8 @@ q1 = Exercise(
     "6.1", "Write a test that fails on a purge using < instead of <=.",
     InChecks("ch6", "check_purge_killer"),
     hints=["The two purges differ only for a row whose expires is exactly now.",
-           "Put a fact at 100 with ttl 10, then purge at 110 and assert one row was removed."])
+           "Write the row so that its deadline falls on the tick you purge at, then assert on "
+           "what purge returns or on what is left."])
 
 q2 = Exercise(
     "6.2", "Write a test that fails on a forget that ignores the revision.",

@@ -6,7 +6,7 @@ who jumps to an exercise and runs its check cell first would meet a red
 everything they use (SETUP below lists what it binds), so the sentence can say what to run:
 
     q1 is not defined yet in this kernel: run the first cell under Exercises (it imports the
-    exercises), then your answer cell and this check again.
+    exercises), then your answer cell and this cell again.
 
 This module is an IPython extension. scripts/venv (and the course hub's environment, and
 Binder's postBuild) list it in the environment's IPython kernel configuration,
@@ -77,7 +77,7 @@ def setup_missing(number, name):
     """For Exercise.check(): what to run first, when an answer to exercise `number` called
     `name`, which the chapter's first exercise cell imports; else None."""
     if name in SETUP.get(chapter_of_exercise(number), ()):
-        return run_setup_first(name, "your answer cell and this check again")
+        return run_setup_first(name, "your answer cell and this cell again")
     return None
 
 
@@ -89,7 +89,7 @@ def sentence(name, chapter=None, cell="", namespace=None):
     checking = CHECK.search(cell) is not None
     if name in setup:
         if checking:
-            return run_setup_first(name, "your answer cell and this check again")
+            return run_setup_first(name, "your answer cell and this cell again")
         used = set(re.findall(r"\b\w+\b", cell))
         if is_exercise_name(name) or any(is_exercise_name(other) for other in used):
             return run_setup_first(name, "this cell again")

@@ -264,8 +264,8 @@ def killer(broken, what, where):
                                  "and assert on what they return.")
                 used = ", ".join(f"store.{name}" for name in sorted(calls - {"connect"}))
                 raise NotYet(f"your test calls {used} but also passes against a broken store "
-                             f"({what}): it never reaches the case where the two differ: "
-                             f"{where}.")
+                             f"({what}): either it never reaches the case where the two differ "
+                             f"({where}), or it asserts nothing about what the store does there.")
             elif not isinstance(outcome, AssertionError):
                 raise NotYet(f"against a broken store your test crashed with "
                              f"{type(outcome).__name__} instead of failing an assert; a test "
