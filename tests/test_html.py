@@ -1,4 +1,5 @@
 """The static edition (make html): every chapter readable offline, nothing fetched from the network."""
+import functools
 import re
 import sys
 from pathlib import Path
@@ -24,8 +25,17 @@ def built(tmp_path_factory):
     return out
 
 
-def soup_of(path):
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+PARSED = {}
+
+
+def soup_of(path, fresh=False):
+    """The page parsed, once per page for the tests that only read it (parsing is most of this
+    file's time); `fresh` for a test that takes the tree apart."""
+    if fresh:
+        return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    if path not in PARSED:
+        PARSED[path] = soup_of(path, fresh=True)
+    return PARSED[path]
 
 
 def network_loads(soup):
@@ -64,6 +74,7 @@ def expected_images(nb):
     return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
+@functools.cache
 def nb_of(path):
     return nbformat.read(path, as_version=4)
 
@@ -264,7 +275,7 @@ def test_the_two_navigation_bars_are_named_apart(built, notebook):
 def test_worked_answers_wait_behind_a_closed_details(built, notebook):
     """A reader who reads on does not hear the answer, or its verdict, before choosing theirs."""
     nb = nb_of(notebook)
-    page = soup_of(built / f"{notebook.stem}.html")
+    page = soup_of(built / f"{notebook.stem}.html", fresh=True)  # the answers are taken out below
     solutions = [c.id for c in nb.cells if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
     checks = [c.id for c in nb.cells if c.cell_type == "code" and c.outputs
               and re.match(r"\s*q\d+\.(check|compare)\(", c.source)]

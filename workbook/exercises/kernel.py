@@ -23,6 +23,7 @@ imports (a right answer to 2.1 that calls `get`, run before that cell).
 import linecache
 import os
 import re
+import sys
 import traceback
 from pathlib import Path
 
@@ -132,7 +133,8 @@ def handler(shell, etype, value, tb, tb_offset=None):
     if etype is not NameError or not isinstance(name, str) or not name:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
-    print(sentence(name, running_chapter(), cell_source(tb), shell.user_ns))
+    # one write, so the sentence arrives as one output (print writes the newline apart)
+    sys.stdout.write(sentence(name, running_chapter(), cell_source(tb), shell.user_ns) + "\n")
     return None
 
 
