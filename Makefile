@@ -43,9 +43,12 @@ SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team 
 # be, the rest still runs and the workflow test says what to install).
 # Colour only on a terminal (conftest.py); COLOR=yes, or FORCE_COLOR=1, asks for it anyway.
 COLOR = auto
+# One worker more than there are cores: many tests wait on a server, a kernel or a child process,
+# and a third worker on 2 cores cut make test from 83 s to 74 s here.
+WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: venv
 	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n auto --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
 
 # The tooling around the workbook (tests/tooling/): make test's own command run on a small
 # course laid out like this repository, as a CI log shows it (colour, whole differences,
