@@ -8,6 +8,7 @@ saying so, as the grader's isolated mode is not available there.
 import os
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -177,10 +178,15 @@ def test_without_isolation_every_output_says_the_grades_are_not_tamper_proof(tmp
     from classroom.students import KINDS, write_class
     write_class(tmp_path / "class", [read_chapter(SOURCE / "01-purpose-and-validation.ipynb")],
                 kinds={"right": KINDS["right"]})
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(tmp_path / "class"),
-                           "--out", str(tmp_path / "grades"), "--chapters", "1", "--isolation", "off"],
-                          capture_output=True, text=True, timeout=300)
+    before = set(Path(tempfile.gettempdir()).glob("workbook-sandbox-*"))
+    grading = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "grade.py"), str(tmp_path / "class"),
+                                "--out", str(tmp_path / "grades"), "--chapters", "1", "--isolation", "off"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = grading.communicate(timeout=300)
+    done = subprocess.CompletedProcess(grading.args, grading.returncode, stdout, stderr)
     assert done.returncode == 0, done.stderr
+    # each sandbox's folder (its HOME and TMPDIR) went with the grader; they were left behind
+    assert not set(Path(tempfile.gettempdir()).glob("workbook-sandbox-*")) - before
     assert "NOT ISOLATED, so these grades are not tamper-proof" in done.stdout
     assert done.stdout.rstrip().splitlines()[-1].startswith("NOT ISOLATED")
     assert "right,1,1,1,3,3,NOT ISOLATED: not tamper-proof" in (tmp_path / "grades" / "gradebook.csv").read_text()

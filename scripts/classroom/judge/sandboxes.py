@@ -127,7 +127,7 @@ class Sandboxes:
         self.log = open(self.folder / "zygote.log", "w+b")
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         settings = {"isolation": isolation.mode, "root": self.root, "package_parent": str(ROOT),
-                    "readable": readable_paths()}
+                    "readable": readable_paths(), "owner": os.getpid()}
         environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                        "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "agg",
                        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -190,15 +190,18 @@ class Sandboxes:
             self.process.wait()
         self.log.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+        for folder in Path(tempfile.gettempdir()).glob(f"workbook-sandbox-{os.getpid()}-*"):
+            shutil.rmtree(folder, ignore_errors=True)  # each one's, without namespaces
 
 
 def sweep():
     """Remove what graders that were killed left in the temporary folder (a grader removes its
     own folder when it ends; one killed with SIGKILL cannot)."""
-    for folder in Path(tempfile.gettempdir()).glob("workbook-grader-*-*"):
-        pid = folder.name.split("-")[2]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
+    for pattern in ("workbook-grader-*-*", "workbook-sandbox-*-*"):
+        for folder in Path(tempfile.gettempdir()).glob(pattern):
+            pid = folder.name.split("-")[2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def readable_paths():

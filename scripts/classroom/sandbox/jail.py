@@ -180,10 +180,11 @@ def become(uid, limits, switch=True):
     os.environ.update(WORKER_ENVIRONMENT)
 
 
-def enter_without_namespaces(uid, limits, switch):
+def enter_without_namespaces(uid, limits, switch, owner=0):
     """Partial or no isolation: a process group, a private temporary folder, the limits, and
-    the sandbox's own user (`switch`, in the partial mode)."""
-    folder = tempfile.mkdtemp(prefix="workbook-sandbox-")
+    the sandbox's own user (`switch`, in the partial mode). The folder's name carries the
+    grader's pid (`owner`), so the grader removes it when it ends, and sweep() when it was killed."""
+    folder = tempfile.mkdtemp(prefix=f"workbook-sandbox-{owner}-")
     if switch:
         os.chown(folder, uid, uid)
     os.chdir(folder)

@@ -44,6 +44,7 @@ class Zygote:
         from classroom.sandbox import jail
         self.channel, self.jail = channel, None
         self.mode = settings["isolation"]
+        self.owner = settings.get("owner", 0)
         self.uids, self.children = set(), {}  # the uids handed out; reaper pid -> sandbox pid
         self.statuses = {}  # sandbox pid -> exit code, negative for a signal (as Popen says)
         # Orphans come back here, to be reaped and counted: a sandbox whose reaper died, or in the
@@ -88,7 +89,7 @@ class Zygote:
                     os._exit(code if code >= 0 else 128 - code)  # as a shell does, 128 + it
                 os.write(tell, str(os.getpid()).encode())
                 os.close(tell)
-                jail.enter_without_namespaces(uid, limits, switch=self.mode == "partial")
+                jail.enter_without_namespaces(uid, limits, switch=self.mode == "partial", owner=self.owner)
                 worker.main(sock)
             except BaseException:  # noqa: BLE001 - a sandbox that cannot start ends here
                 os._exit(70)
