@@ -152,11 +152,6 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     config = (env / "etc" / "jupyter" / "nbgrader_config.py").read_text()
     assert "c.CourseDirectory.course_id = 'agent-memory-workbook'" in config
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in config
-    server = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.d" / "workbook.json").read_text())
-    assert server == {"ZMQChannelsWebsocketConnection": {"kernel_ws_protocol": ""},
-                      "FileContentsManager": {"pre_save_hook": "workbook_lab.drop_widget_views"}}
-    assert (environment.site_packages(env) / "workbook_lab.py").read_text() == \
-        (ROOT / "jupyterlab" / "workbook_lab.py").read_text()
     kernels = (env / "etc" / "ipython" / "ipython_kernel_config.py").read_text()
     assert kernels == (ROOT / "scripts" / "ipython_kernel_config.py").read_text()
     # nbgrader's collect is the one that refuses a forged submission, installed beside nbgrader

@@ -177,9 +177,6 @@ def configure(env, exchange, course_id, check_owner=True):
     collect = site_packages(env) / f"{COLLECT}.py"
     shutil.copy(ROOT / "scripts" / "coursehub" / "collect.py", collect)
     os.chmod(collect, 0o644)
-    hook = site_packages(env) / "workbook_lab.py"  # the pre-save hook scripts/lab installs too
-    shutil.copy(ROOT / "jupyterlab" / "workbook_lab.py", hook)
-    os.chmod(hook, 0o644)
     settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
     settings.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
@@ -202,13 +199,6 @@ def configure(env, exchange, course_id, check_owner=True):
     # What `jupyter server extension disable --sys-prefix` and `jupyter labextension disable
     # --level=sys_prefix` write, written directly: those commands take seconds each (they import
     # every extension to validate it), and the second also locks the plugin.
-    # As scripts/lab starts the learner's lab: the kernel websocket's legacy protocol (on v1 a
-    # replaced connection's late frame is misread and lost) and the hook that saves an
-    # explorer's still rather than a view that would reopen as "model not found".
-    (config / "jupyter_server_config.d").mkdir(exist_ok=True)
-    (config / "jupyter_server_config.d" / "workbook.json").write_text(json.dumps(
-        {"ZMQChannelsWebsocketConnection": {"kernel_ws_protocol": ""},
-         "FileContentsManager": {"pre_save_hook": "workbook_lab.drop_widget_views"}}, indent=1) + "\n")
     for extension in SERVER_OFF:
         (config / "jupyter_server_config.d" / f"{extension}.json").write_text(json.dumps(
             {"ServerApp": {"jpserver_extensions": {extension: False}}}, indent=1) + "\n")
