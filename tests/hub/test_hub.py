@@ -196,7 +196,9 @@ def lab_is_open(page):
     """JupyterLab showed a notebook with its kernel idle."""
     page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").first.wait_for(timeout=SPAWN)
     expect(page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName")).to_contain_text("Python", timeout=SPAWN)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=SPAWN)
+    # the notebook in front: a tab behind it has an indicator too, hidden, which never shows
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']").first \
+        .wait_for(timeout=SPAWN)
 
 
 def menu(page, title, command):
