@@ -18,25 +18,26 @@ unexport PYTHONDONTWRITEBYTECODE
         bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub bench-hub-record
 
 venv:
-	@scripts/venv
+	@tools/venv
 
 # The learner's copy, my-workbook/ (made the first time from the learner's edition, never
-# overwritten), opened on chapter 1 with the workbook's JupyterLab settings (see scripts/lab).
+# overwritten), opened on chapter 1 with the workbook's JupyterLab settings (see tools/lab).
 lab: venv
-	scripts/lab --port=$(LAB_PORT)
+	tools/lab --port=$(LAB_PORT)
 
 # Bring chapters that changed into my-workbook/, keeping the learner's answers.
 lab-update: venv
-	$(PY) scripts/learner.py update
+	$(VENV)/bin/workbook-learner update
 
 # The source chapters in notebooks/, for authors and instructors: what the tests hold to the spec.
 author: venv
-	scripts/lab --author --port=$(LAB_PORT)
+	tools/lab --author --port=$(LAB_PORT)
 
-# tests/nbgrader, tests/hub, tests/red_team with tests/grader, and tests/tooling are the slow
-# suites of make test-nbgrader, make test-hub, make test-grader and make test-tooling.
-SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team --ignore=tests/grader \
-             --ignore=tests/tooling
+# make test's folders: the store, its PostgreSQL backend, the chapters, the editions, the course's
+# parts that need no root or browser, and the project's set-up. The slow suites have folders and
+# targets of their own: tests/grader (make test-grader), tests/hub (make test-hub), tests/nbgrader
+# (make test-nbgrader), tests/tooling (make test-tooling), tests/browser and tests/a11y.
+FAST_TESTS = tests/store tests/postgres tests/chapters tests/editions tests/course tests/project
 # Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
 # environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
 # workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
@@ -47,12 +48,12 @@ COLOR = auto
 # and a third worker on 2 cores cut make test from 83 s to 74 s here.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: venv
-	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n $(WORKERS) --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
+	@tools/apt-install shellcheck shellcheck || true
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope $(FAST_TESTS) notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
 
 # The tooling around the workbook (tests/tooling/): make test's own command run on a small
 # course laid out like this repository, as a CI log shows it (colour, whole differences,
-# scripts/nbval_cell.py), and every part of the benchmark (bench/) in miniature.
+# tools/nbval_cell.py), and every part of the benchmark (bench/) in miniature.
 .PHONY: test-tooling
 test-tooling: venv
 	$(PY) -m pytest -n auto --dist loadscope tests/tooling -q -p no:cacheprovider
@@ -62,22 +63,23 @@ test-tooling: venv
 # mutate: mutmut 3 over the four store modules (settings in setup.cfg; works in mutants/, which
 # git ignores), then the score and every surviving mutant.
 .PHONY: soak mutate
-soak: venv
-	WORKBOOK_SOAK=1 $(PY) -m pytest tests
+# soak is make test itself, with WORKBOOK_SOAK=1 in its environment (the same tests, bigger counts).
+soak: export WORKBOOK_SOAK = 1
+soak: test
 
 mutate: venv
 	rm -rf mutants
 	$(VENV)/bin/mutmut run
-	scripts/mutation-score
+	tools/mutation-score
 
 # The notebooks are the source of workbook/: write their `#| export` cells into the package.
 export: venv
-	PYTHON=$(PY) scripts/export
+	PYTHON=$(PY) tools/export
 
 # Re-execute every chapter and the appendix in place, refreshing the outputs nbval compares against.
 notebooks: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
-	$(PY) scripts/clean_notebooks.py notebooks/*.ipynb
+	$(PY) tools/clean_notebooks.py notebooks/*.ipynb
 
 # The class release (docs/instructors.md): $(CLASS) is an nbgrader course folder (source/,
 # nbgrader_config.py) and the hand-out edition (handout/) for classes without nbgrader. A course
@@ -87,7 +89,7 @@ notebooks: venv
 TIMEOUT ?= 10
 CLASS ?= build/class
 class student: venv
-	$(PY) scripts/student.py $(CLASS) --timeout $(TIMEOUT)
+	$(VENV)/bin/workbook-class $(CLASS) --timeout $(TIMEOUT)
 
 # Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student, or
 # nbgrader's submitted/). Writes $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json.
@@ -100,36 +102,36 @@ GRADES ?= build/grades
 ISOLATION ?= auto
 grade: venv
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
-	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
+	$(VENV)/bin/workbook-grade $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
 
-# The grader against a red team (tests/red_team/): 43 determined students, every answer wrong and
+# The grader against a red team (tests/grader/red_team/): 43 determined students, every answer wrong and
 # a trick each, graded with an honest class in one run; every cheater must score 0 and every
 # honest student exactly what they earned (about two minutes; needs root and Linux namespaces).
 .PHONY: test-grader
 test-grader: venv
-	$(PY) -m pytest -n auto --dist loadscope tests/grader tests/red_team -q
+	$(PY) -m pytest -n auto --dist loadscope tests/grader -q
 
 # Try the grader on a generated class: eight students (right, blank, partly wrong, an error cell,
 # an endless loop, a loop that ignores the interrupt, one that floods its output, a tamperer)
 # over all six chapters, into build/demo-class/ and build/demo-grades/.
 grade-demo: venv
 	rm -rf build/demo-class
-	$(PY) scripts/classroom/students.py build/demo-class
-	$(PY) scripts/grade.py build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
+	$(VENV)/bin/workbook-demo-class build/demo-class
+	$(VENV)/bin/workbook-grade build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
 
 # nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv, every package from the lock
-# hub/requirements.txt): generate_assignment gives the hand-out, autograde and export award the
+# course/requirements.txt): generate_assignment gives the hand-out, autograde and export award the
 # same points as make grade on the same class (tests/nbgrader/; a few minutes). Also checks how
 # nbval reports a failing cell, as docs/instructors.md says, and that two installs of the venv
 # from empty caches give the same versions.
 test-nbgrader: venv
-	@scripts/nbgrader-venv
+	@tools/nbgrader-venv
 	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
 
-# Re-resolve requirements.txt and the course lock hub/requirements.txt from pyproject.toml's
+# Re-resolve requirements.txt and the course lock course/requirements.txt from pyproject.toml's
 # dependency lists (needs the package registry).
 pins:
-	@scripts/pins
+	@tools/pins
 
 # Benchmarks (issue 7): overhead against raw SQL, growth to 100,000 rows, contention, chapter
 # run times. Writes build/bench/report.md and bench.png and prints the table (about 2 minutes).
@@ -142,7 +144,8 @@ bench: venv
 bench-record: venv
 	$(PY) -m bench.run --setup
 	mkdir -p docs/bench
-	cp build/bench/report.md build/bench/results.json build/bench/bench.png docs/bench/
+	cp build/bench/report.md build/bench/bench.png docs/bench/
+	cp build/bench/results.json workbook/benchmarks/
 
 # The PostgreSQL appendix's concurrency figures (issue 15): the same compare-and-swap workloads
 # on the SQLite store and on a temporary PostgreSQL server, as ratios (about half a minute).
@@ -164,7 +167,8 @@ bench-grade-record: bench-grade
 
 bench-postgres-record: bench-postgres
 	mkdir -p docs/bench
-	cp build/bench/postgres.json build/bench/postgres.md docs/bench/
+	cp build/bench/postgres.md docs/bench/
+	cp build/bench/postgres.json workbook/benchmarks/
 
 # What a new user waits for, each from a fresh clone (issue 12): to JupyterLab serving the
 # learner's copy (target 20 s) and to a green make test (target 90 s), with empty package
@@ -180,7 +184,7 @@ bench-peers: venv
 	$(PEERS)/bin/python -m bench.peers
 
 # In the browser. test-browser: the real make lab in a temporary copy of the tree, its learner's
-# copy driven by headless Chromium (installed by scripts/install-browser if missing): every
+# copy driven by headless Chromium (installed by tools/install-browser if missing): every
 # notebook runs with no error and every check "not attempted", typed answers get their verdicts,
 # the copy survives a second make lab, a changed chapter and make lab-update, and make test's
 # command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
@@ -191,27 +195,27 @@ bench-peers: venv
 # the exchange. test-hub: the course round trip in headless Chromium; bench-hub: 10 students at once.
 HUB_DIR ?= /srv/agent-memory-hub
 HUB_HOMES ?= /home
-ROSTER ?= hub/roster.example.csv
+ROSTER ?= course/hub/files/roster.example.csv
 INSTRUCTOR ?= instructor
 HUB_IP ?= 127.0.0.1
 HUB_PORT ?= 8000
 HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
               --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
 hub: venv
-	@scripts/install-node
-	$(PY) scripts/hub.py start $(HUB_OPTIONS)
+	@tools/install-node
+	$(VENV)/bin/workbook-hub start $(HUB_OPTIONS)
 
 hub-feedback: venv
-	$(PY) scripts/hub.py feedback --dir $(HUB_DIR) --grades $(GRADES)
+	$(VENV)/bin/workbook-hub feedback --dir $(HUB_DIR) --grades $(GRADES)
 
 test-hub: venv
-	@scripts/install-browser
-	@scripts/install-node
+	@tools/install-browser
+	@tools/install-node
 	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
 
 bench-hub: venv
-	@scripts/install-browser
-	@scripts/install-node
+	@tools/install-browser
+	@tools/install-node
 	$(PY) -m bench.hub
 
 # The same, then kept in docs/bench/ (hub.json, hub.md), which the README quotes.
@@ -221,18 +225,18 @@ bench-hub-record: bench-hub
 
 .PHONY: test-browser html test-a11y hub hub-feedback test-hub bench-hub bench-hub-record
 test-browser: venv
-	@scripts/install-browser
-	$(PY) -m pytest browser -q
+	@tools/install-browser
+	$(PY) -m pytest tests/browser -q
 
 # WCAG 2.0/2.1 A and AA (docs/instructors.md, "Accessibility"): axe-core from npm, pinned in
-# a11y/package-lock.json (scripts/install-axe puts it in build/axe), in the same Chromium, on
+# tests/a11y/package-lock.json (tools/install-axe puts it in build/axe), in the same Chromium, on
 # every page of the HTML edition (0 violations) and on what the learner's JupyterLab shows for
 # chapter 5 (0 in the workbook's own outputs, widget and settings; JupyterLab's own are listed).
 # Reports in build/a11y/ (a few minutes).
 test-a11y: venv
-	@scripts/install-browser
-	@scripts/install-axe
-	$(PY) -m pytest a11y -q
+	@tools/install-browser
+	@tools/install-axe
+	$(PY) -m pytest tests/a11y -q
 
 html: venv
-	$(PY) scripts/html_edition.py build/html
+	$(VENV)/bin/workbook-html build/html

@@ -28,12 +28,11 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from bench import impls  # noqa: E402
-from bench.report import us  # noqa: E402
-from bench.timing import interleave, median, paired_ratio  # noqa: E402
-from bench.workload import FACT, NOW, TTL  # noqa: E402
+from bench import impls
+from bench.report import us
+from bench.timing import interleave, median, paired_ratio
+from bench.workload import FACT, NOW, TTL
 
 ROUNDS = {"memory": (15, 300), "file": (7, 30)}
 GET_ROUNDS = {"memory": (15, 1000), "file": (7, 200)}

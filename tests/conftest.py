@@ -1,18 +1,13 @@
 import collections
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-
-# Lets tests import the spec's reference code (tests/spec_reference.py) by name.
-sys.path.insert(0, str(Path(__file__).parent))
-
-import backends  # noqa: E402
-import quoted  # noqa: E402
-from soak import SOAK  # noqa: E402
+import backends
+import quoted
+from soak import SOAK
 
 # Hypothesis draws the same examples on every run (as its own "ci" profile does), so that the
 # counts the README quotes are the counts every make test finds; make soak draws new ones.
@@ -52,7 +47,7 @@ def figures():
     return FIGURES
 
 
-# The README's reliability figures that this run contradicts (tests/quoted.py): checked only
+# The README's reliability figures that this run contradicts (tests/support/quoted.py): checked only
 # when the session ran all of tests/ unfiltered and unscaled, the run those figures describe.
 STALE = []
 
@@ -84,7 +79,7 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
-# The store's backends (tests/backends.py): every test that takes `backend` runs once on
+# The store's backends (tests/support/backends.py): every test that takes `backend` runs once on
 # SQLite and once on PostgreSQL. The PostgreSQL server is started once per test process (each
 # pytest-xdist worker has its own; about half a second) and removed at the end, or is the one
 # WORKBOOK_POSTGRES_URL names. If it cannot be had, its tests fail with the reason.

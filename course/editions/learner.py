@@ -1,0 +1,335 @@
+"""The learner's edition of the chapters, and the learner's own copy of it (what make lab opens).
+
+    python course/editions/learner.py sync [COPY]     make or refresh the copy (default: my-workbook/)
+    python course/editions/learner.py update [COPY]   take the newer chapters, keeping the answers
+    python course/editions/learner.py edition OUT     write the learner's edition alone into OUT
+    python course/editions/learner.py sync|update COPY EDITION
+                                              the same from an edition written by `edition`
+                                              (a course hub: the students cannot read notebooks/)
+
+The learner's edition is the source chapter with its answers taken out:
+
+- a solution region at the top level of a cell goes, leaving the `name = ____` line before it;
+  one inside a function becomes `return ____`, so the function runs and its check says
+  "not attempted";
+- the exercise section (from its "## Exercises" heading on) and every solution cell lose their
+  stored outputs: a verdict or a printed run there could give an answer away. The teaching
+  cells before it keep theirs, so a chapter reads well before it is run, but no cell keeps an
+  execution count: the numbers the learner sees are their own run's.
+
+The learner's copy is a folder of their own. `sync` writes each chapter into it once and never
+overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
+in `COPY/00-updates-available.md`, which heads the file browser. `update` replaces those
+chapters with the new edition, carrying the learner's answer cells over by cell id, and first
+saves the learner's whole file in `COPY/earlier-versions/`; a chapter open in a JupyterLab
+that serves the copy is left for later (saving its tab would write the old version back over
+the new one), and `update` says so and fails. The folder's `.workbook.json`
+remembers which edition each chapter was copied from. From the command line, the notebooks it
+writes are signed as trusted in the learner's Jupyter data folder, as `jupyter trust` would.
+Nothing in make test or CI reads the copy.
+"""
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+from course import ROOT
+from course.editions.answers import REGION
+
+COPY = ROOT / "my-workbook"
+MANIFEST = ".workbook.json"
+EDITION = ".learners-edition"  # marks a folder written by `edition`: its notebooks are taken as they are
+EARLIER = "earlier-versions"
+START = "00-start-here.md"
+UPDATES = "00-updates-available.md"
+STUB = "return ____  # replace this line with your code"
+WELCOME = """\
+# Your copy of the workbook
+
+These notebooks are yours: answer the exercises here, save as often as you like, and nothing
+you type can change the chapters in `notebooks/` or break `make test`.
+
+- Replace each `____` with your answer, run the cell, then run the `qN.check(...)` cell below it.
+- `qN.hint()` gives a hint (`qN.hint(2)` a bigger one); `qN.solution()` shows a worked answer.
+  The answers are hidden, not secret: they are one call away, so look only when you choose to.
+- A check stops your code after a few seconds and says so, if it runs on and on.
+- When the chapters change, `make lab` tells you which ones (and `00-updates-available.md`
+  appears here); `make lab-update` brings them in, keeping your answers (your previous file
+  goes to `earlier-versions/` first). Close the chapter's tab before you update it.
+- The `#| export` cells of your copy run like any other cell. The package you import was built
+  from the source chapters in `notebooks/`, so changing an export cell here changes nothing
+  else.
+"""
+POINTER = (f"> **This is your own copy.** [{START}]({START}) says how to answer, check and "
+           "update it.")
+UPDATE_NOTE = """\
+# Newer chapters are available
+
+These chapters changed since they were copied here:
+
+{chapters}
+
+Your copies are untouched. To bring the new versions in, close their tabs, then run
+`make lab-update` in a terminal. Your answer cells are carried over, and each file you had is
+saved in `earlier-versions/` first. While a chapter is open here, `make lab-update` leaves it
+as it is and says so: saving its tab afterwards would write your old version over the new one.
+"""
+
+
+def is_answer(cell):
+    return cell.cell_type == "code" and bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def blanked(source):
+    """The source with every solution region taken out, as the learner first meets it."""
+    def replace(match):
+        indent = match.group(1)
+        return f"{indent}{STUB}\n" if indent else ""
+    return REGION.sub(replace, source + "\n").rstrip("\n")
+
+
+def exercises_start(cells):
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and re.search(r"^#+ Exercises\b", cell.source, re.M):
+            return index
+    return len(cells)
+
+
+def only_directives(cell):
+    """A code cell of nbdev directives alone (#| default_exp ...): it does nothing in a copy."""
+    lines = [line for line in cell.source.splitlines() if line.strip()]
+    return cell.cell_type == "code" and bool(lines) and all(l.startswith("#|") for l in lines)
+
+
+def learner_notebook(path):
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells = [cell for cell in notebook.cells if not only_directives(cell)]
+    if Path(path).name.startswith("01-"):
+        # make lab opens chapter 1, so the way to the how-to file starts there
+        first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
+        heading, rest = first.source.split("\n\n", 1)
+        first.source = f"{heading}\n\n{POINTER}\n\n{rest}"
+    start = exercises_start(notebook.cells)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        if REGION.search(cell.source):
+            cell.source = blanked(cell.source)
+        if index >= start or is_answer(cell):
+            cell.outputs = []
+        cell.execution_count = None
+        for output in cell.outputs:
+            if "execution_count" in output:
+                output["execution_count"] = None
+    return notebook
+
+
+def edition_notebook(path):
+    """The learner's edition of one notebook: made from the source chapter, or read as it is
+    from a folder that `edition` wrote."""
+    if (Path(path).parent / EDITION).exists():
+        return nbformat.read(path, as_version=4)
+    return learner_notebook(path)
+
+
+def write_edition(out, source=ROOT / "notebooks"):
+    """The learner's edition of every chapter into `out`, marked as an edition; return them."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = chapters(source)
+    for path in written:
+        (out / path.name).write_text(text_of(learner_notebook(path)))
+    (out / EDITION).write_text("The learner's edition, written by course/editions/learner.py edition.\n")
+    return written
+
+
+def chapters(source=ROOT / "notebooks"):
+    """Every notebook of the source that a learner gets: the chapters and the appendices."""
+    return sorted(Path(source).glob("*.ipynb"))
+
+
+def text_of(notebook):
+    return nbformat.writes(notebook) + "\n"
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_manifest(copy):
+    path = copy / MANIFEST
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_manifest(copy, manifest):
+    (copy / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def write_notebook(target, notebook, trust=False):
+    """Write a learner's notebook; with `trust`, sign it as `jupyter trust` would."""
+    if trust:
+        from nbformat.sign import NotebookNotary
+        NotebookNotary().sign(notebook)
+    target.write_text(text_of(notebook))
+
+
+def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
+    """Add missing chapters to the copy; return (added, changed) chapter names.
+
+    `changed` lists chapters whose edition moved on since they were copied; they are left as
+    they are for `update`, and named in UPDATES.
+    """
+    copy = Path(copy)
+    copy.mkdir(parents=True, exist_ok=True)
+    if not (copy / START).exists():
+        # an edition may bring its own how-to file (a course hub's says how updates arrive there)
+        own = Path(source) / START
+        (copy / START).write_text(own.read_text() if own.exists() else WELCOME)
+    manifest = read_manifest(copy)
+    added, changed = [], []
+    for path in chapters(source):
+        notebook = edition_notebook(path)
+        text = text_of(notebook)
+        target = copy / path.name
+        if not target.exists():
+            write_notebook(target, notebook, trust)
+            manifest[path.name] = digest(text)
+            added.append(path.name)
+        elif manifest.get(path.name) != digest(text):
+            changed.append(path.name)
+    write_manifest(copy, manifest)
+    note = copy / UPDATES
+    if changed:
+        note.write_text(UPDATE_NOTE.format(chapters="\n".join(f"- [{name}]({name})" for name in changed)))
+    elif note.exists():
+        note.unlink()
+    return added, changed
+
+
+def carried_over(new, old):
+    """The new edition with the learner's answer cells (matched by id) put back in."""
+    answers = {cell.get("id"): cell for cell in old.cells if is_answer(cell)}
+    for index, cell in enumerate(new.cells):
+        mine = answers.get(cell.get("id")) if is_answer(cell) else None
+        if mine is not None:
+            kept = nbformat.from_dict(dict(mine))
+            kept.outputs, kept.execution_count = [], None
+            new.cells[index] = kept
+    return new
+
+
+def saved_earlier(copy, name):
+    folder = copy / EARLIER
+    folder.mkdir(exist_ok=True)
+    stem = Path(name).stem
+    number = 1 + sum(1 for _ in folder.glob(f"{stem}.*.ipynb"))
+    return folder / f"{stem}.{number}.ipynb"
+
+
+def open_in_lab(copy):
+    """The notebooks of `copy` that a running JupyterLab has open: every server that serves
+    the folder (jupyter_server's runtime files name them, with their tokens) is asked for its
+    kernel sessions and for the tabs of its layout (a tab whose kernel was shut down has no
+    session). A server that does not answer holds nothing open."""
+    import urllib.request
+    from jupyter_server.serverapp import list_running_servers
+    found = set()
+    for server in list_running_servers():
+        if Path(server.get("root_dir", "")).resolve() != Path(copy).resolve():
+            continue
+        def ask(path):
+            request = urllib.request.Request(server["url"].rstrip("/") + path, headers={
+                "Authorization": f"token {server.get('token', '')}"})
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return json.loads(response.read())
+        try:
+            found |= {session["path"] for session in ask("/api/sessions")}
+            layout = ask("/lab/api/workspaces/default").get("data", {})
+        except (OSError, ValueError):
+            continue
+        found |= {entry.get("data", {}).get("path") for key, entry in layout.items()
+                  if key.startswith("notebook:") and isinstance(entry, dict)}
+    return {name for name in found if name}
+
+
+def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
+    """Bring every changed chapter up to date, keeping answers; return the names updated.
+
+    Chapters named in `keep` (open in a running lab) are left as they are, still offered."""
+    copy = Path(copy)
+    added, changed = sync(copy, source, trust)
+    manifest = read_manifest(copy)
+    waiting = [name for name in changed if name in keep]
+    changed = [name for name in changed if name not in keep]
+    for name in changed:
+        target = copy / name
+        old = nbformat.read(target, as_version=4)
+        fresh = edition_notebook(Path(source) / name)
+        manifest[name] = digest(text_of(fresh))
+        saved_earlier(copy, name).write_text(target.read_text())
+        write_notebook(target, carried_over(fresh, old), trust)
+    write_manifest(copy, manifest)
+    if not waiting:
+        (copy / UPDATES).unlink(missing_ok=True)
+    return changed
+
+
+def shown(path):
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def run(command="sync", where=None, edition=None):
+    copy = Path(where).resolve() if where else COPY
+    source = Path(edition) if edition else ROOT / "notebooks"
+    if command == "edition":
+        out = Path(where)
+        written = write_edition(out)
+        print(f"learner's edition: {len(written)} notebooks in {shown(out.resolve())}")
+        return 0
+    if command == "update":
+        busy = open_in_lab(copy)
+        updated = update(copy, source, trust=True, keep=busy)
+        where = shown(copy)
+        # what is still waiting is only what a running lab has open: anything else that still
+        # differs from the new edition right after an update is not a learner's to fix
+        waiting = [name for name in sync(copy, source)[1] if name in busy]
+        if updated:
+            print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
+                  f"(your previous files are in {where}/{EARLIER}/).")
+        elif not waiting:
+            print(f"Every chapter in {where}/ is up to date.")
+        if waiting:
+            print(f"Not updated, open in JupyterLab: {', '.join(waiting)}. Saving that tab would "
+                  "write your old version over the new one. Save your work, close the tab "
+                  "(File > Close and Shut Down Notebook), then run make lab-update again.",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if command != "sync":
+        print(f"unknown command {command!r}: use sync, update or edition", file=sys.stderr)
+        return 2
+    added, changed = sync(copy, source, trust=True)
+    where = shown(copy)
+    if added:
+        print(f"Your copy of the workbook is {where}/: added {len(added)} notebooks "
+              f"(answers hidden; your work stays there). JupyterLab opens chapter 1; "
+              f"{where}/{START}, linked under its title, says how your copy works.")
+    else:
+        print(f"Your copy of the workbook is {where}/ (your work stays there).")
+    if changed:
+        print(f"Newer versions of {', '.join(changed)} are available. Your copies are untouched; "
+              "close their tabs, then `make lab-update` brings them in and keeps your answers "
+              f"(also said in {where}/{UPDATES}).")
+    return 0
+
+
+def main(argv=None):
+    """workbook-learner [sync|update|edition] [COPY] [EDITION]"""
+    return run(*(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
