@@ -1,4 +1,4 @@
-"""`make bench-grade`: make grade against nbgrader's autograde on one generated class.
+"""`make bench WHAT=grade`: make grade against nbgrader's autograde on one generated class.
 
     python -m bench.grade                 # 32 students x 6 chapters (about 35 minutes on 2 cores, most of it nbgrader)
     python -m bench.grade --students 8    # fewer students
@@ -16,7 +16,7 @@ submitted/ layout. The same folder is graded twice:
   nbgrader_config.py, as an instructor runs it (one course, one notebook at a time).
 
 Both must award every student the same points, exercise by exercise, before a time is kept.
-Writes build/bench/grade.json and grade.md; `make bench-grade-record` keeps them in
+Writes build/bench/grade.json and grade.md; `make bench-record WHAT=grade` keeps them in
 docs/bench/, which the README and docs/instructors.md quote.
 """
 import argparse

@@ -1,4 +1,4 @@
-"""`make bench-hub`: ten students log in to the course hub at once.
+"""`make bench WHAT=hub`: ten students log in to the course hub at once.
 
     python -m bench.hub             # the full run: 10 students (a few minutes on 2 cores)
     python -m bench.hub --students 3
@@ -8,7 +8,7 @@ student gets a headless Chromium page of their own; all log in through the login
 same moment. For each, the time runs from that moment to a usable JupyterLab: chapter 1 of their
 learner's copy shown, its kernel started and idle. Then each single-user server's memory is read
 (the resident set of jupyterhub-singleuser, and of the chapter's kernel beside it). Writes
-build/bench/hub.json and hub.md; `make bench-hub-record` keeps them in docs/bench/, which the
+build/bench/hub.json and hub.md; `make bench-record WHAT=hub` keeps them in docs/bench/, which the
 README quotes (tests/project/test_bench_hub.py checks the quote).
 """
 import argparse

@@ -1,4 +1,4 @@
-"""Optional peer (`make bench-peers`, not in CI): LangGraph's SqliteStore beside ours.
+"""Optional peer (`make bench WHAT=peers`, not in CI): LangGraph's SqliteStore beside ours.
 
 Runs in the scratch venv build/peers-venv (langgraph-checkpoint-sqlite installed there by
 the Makefile, never into .venv). Times put and get of both stores, interleaved, in

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 from bench import hub as bench
 
 RECORD = ROOT / "docs" / "bench"
-QUOTE = re.compile(r"`make bench-hub` \(([0-9-]+ [0-9:]+), \[docs/bench/hub\.md\]\(docs/bench/hub\.md\)\): "
+QUOTE = re.compile(r"`make bench WHAT=hub` \(([0-9-]+ [0-9:]+), \[docs/bench/hub\.md\]\(docs/bench/hub\.md\)\): "
                    r"(\d+) students logging in at the same moment each reached a usable JupyterLab in "
                    r"([0-9.]+) s \(the first\) to ([0-9.]+) s \(the last\), median ([0-9.]+) s; a single-user "
                    r"server held (\d+) MiB \(median; at most (\d+) MiB\)")
