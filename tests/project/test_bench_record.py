@@ -1,7 +1,6 @@
 """The recorded benchmark run (docs/bench/, written by make bench-record) is a whole run, and
 the README and report quote it as recorded, not retyped."""
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
