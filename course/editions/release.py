@@ -20,10 +20,8 @@ FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and t
 runs answer cells only, so a helper defined in a cell of its own would be missing there.
 
 A code cell of nbdev directives alone (`#| default_exp validation`) is dropped, as the learner's
-edition drops it (a directive cell, course/notebook.py): it exports nothing from a student's copy, and as the
-first cell of a fetched chapter it only puzzles. keep_directives=True keeps it, for the chapters
-that the class edition of the package carries beside it (course.hub.package), whose code cells the
-costs appendix counts as they were timed.
+edition drops it (a directive cell, course/notebook.py): it exports nothing from a student's
+copy, and as the first cell of a fetched chapter it only puzzles.
 
     OUT/package/                      the class edition of the `workbook` package, for the
                                       students' environment (`pip install OUT/package`): the
@@ -203,20 +201,19 @@ class GradeChecks(Preprocessor):
         return cell, resources
 
 
-def release_steps(chapter, solutions, keep_directives=False):
+def release_steps(chapter, solutions):
     """nbgrader's source (solutions: the worked answers and the hidden tests) or the hand-out
     (nbgrader's stubs, cells locked as generate_assignment locks them), step by step."""
-    return [*([] if keep_directives else [DropDirectiveCells()]), ForGrading(), ClearOutputs(),
+    return [DropDirectiveCells(), ForGrading(), ClearOutputs(),
             TagRaisingAnswers(), *([] if solutions else [StubSolutions()]),
             GradeChecks(chapter, solutions)]
 
 
-def release_notebook(chapter, solutions, keep_directives=False):
+def release_notebook(chapter, solutions):
     """The chapter for the class: with solutions and hidden tests (nbgrader's source), or without
-    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out);
-    without its nbdev directive-only cells unless keep_directives."""
+    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out)."""
     notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
-    return apply(notebook, release_steps(chapter, solutions, keep_directives), {"name": chapter.filename})
+    return apply(notebook, release_steps(chapter, solutions), {"name": chapter.filename})
 
 
 def write_release(out, source=SOURCE, stems=GRADED, timeout=10):
