@@ -83,9 +83,9 @@ def check_full_checkpoint(value, rng=None):
 # character only separates them); titles with the same words share a key, and titles whose words
 # differ get different keys unless a key had to be cut to 32 characters. The check tries titles
 # of its own, and looks for a counterexample to that promise: two titles with the same words and
-# different keys, or two with different words and one key. For each key it also tries the title
-# that spells the key's own words ("run-2026" -> "run 2026"), which is where a prefix put in front
-# of some keys meets the keys of other titles.
+# different keys, or two with different words and one key. For a key that is not just its title's
+# words it also tries the title that spells the key ("n--2026" -> "n 2026"), which is where a
+# prefix put in front of some keys meets the keys of other titles.
 
 TITLES = ["Run A: draft #2", "run a draft 2", "2026 plan", "Run 2026 plan", "N 2026 plan",
           "  Orchard -- harvest!!  ", "Ünïcode café run", "Café", "Cafè", "cafe", "x" * 80,
@@ -95,7 +95,7 @@ WORDS = ["orchard", "harbour", "ladder", "plan", "draft", "report", "gate", "pea
          "quarry", "buoy", "summary", "n", "x"]
 PUNCTUATION = " -_:#!?.,'/()&*+"
 ELSEWHERE = ["é", "Ü", "ß", "Ω", "北", "\U0001F600", "☃"]  # not a-z or 0-9: they only separate
-RANDOM_TITLES = 150
+RANDOM_TITLES = 25  # each a call of the learner's function, which the grader makes across a sandbox
 LONGEST = 32
 
 
@@ -161,9 +161,9 @@ def check_to_key(to_key, rng=None):
         if title in keys:
             continue
         key = keys[title] = key_of(to_key, title)
-        if spelled(key) not in keys:
-            pending.append(spelled(key))   # the title that spells this key: does it reach it too?
         found = words(title)
+        if words(spelled(key)) != found and spelled(key) not in keys:
+            pending.append(spelled(key))   # the title that spells this key: does it reach it too?
         other = by_words.setdefault(found, title)
         if keys[other] != key:
             raise NotYet(f"to_key({other!r}) gave {keys[other]!r} and to_key({title!r}) gave "
