@@ -6,11 +6,9 @@ The one property checked strictly is that the floor really is the store's SQL: s
 statements, same rows left behind.
 """
 
-import difflib
 import json
 import math
 import sqlite3
-import sys
 from pathlib import Path
 
 import nbformat
@@ -18,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from bench import (ablation, cells, contention, growth, impls, notebooks,
-                   overhead, report, run, timing, validation_check, workload)
+from bench import (cells, contention, growth, impls, notebooks, overhead, report, run, timing,
+                   workload)
 
 TINY = {"put": (3, 10), "get": (3, 10), "forget": (3, 10), "purge": (3, 10)}
 
@@ -179,78 +177,14 @@ def test_cells_times_each_code_cell_from_a_copy(tmp_path):
     assert result["total_s"] > result["cells_s"] >= slow
 
 
-def test_proposal_loads_beside_the_store(tmp_path):
-    source = (ROOT / "workbook" / "store.py").read_text().splitlines(keepends=True)
-    patched = source + ["BENCH_PATCHED = True\n"]
-    diff = tmp_path / "p.diff"
-    diff.write_text("".join(difflib.unified_diff(source, patched, "a/workbook/store.py",
-                                                 "b/workbook/store.py")))
-    keep = []
-    try:
-        proposal = impls.proposal(diff, keep)
-        assert proposal.module.BENCH_PATCHED
-        assert not hasattr(sys.modules["workbook.store"], "BENCH_PATCHED")
-        db = proposal.connect(":memory:")
-        assert proposal.put(db, "orchard", "fact", "a", workload.FACT, None, 1, 5) == 1
-    finally:
-        for folder in keep:
-            folder.cleanup()
-    stale = ["# a line workbook/store.py does not have\n"] + source[1:]
-    diff.write_text("".join(difflib.unified_diff(stale, ["import os\n"] + stale,
-                                                 "a/workbook/store.py",
-                                                 "b/workbook/store.py")))
-    with pytest.raises(impls.ProposalError):
-        impls.proposal(diff)
-    with pytest.raises(impls.ProposalError):
-        impls.proposal(tmp_path / "absent.diff")
-
-
-def test_validation_check_passes_the_store_itself(contenders):
-    store, spec = contenders["store"].module, contenders["reference"].module
-    assert validation_check.check_all(store, store, spec) == []
-
-
-def test_proposal_validates_like_the_store(contenders):
-    """bench/proposal.diff (measured, not adopted) still applies and keeps every rule.
-
-    If this fails because the diff no longer applies, the store changed under it: rebase
-    the diff onto the new workbook/ (docs/benchmarks.md says how it was measured) or
-    remove it and its column, but do not skip.
-    """
-    keep = []
-    try:
-        proposal = impls.proposal(keep=keep)
-    except impls.ProposalError as error:
-        pytest.fail(f"{error}: rebase bench/proposal.diff onto workbook/")
-    try:
-        store, spec = contenders["store"].module, contenders["reference"].module
-        assert validation_check.check_all(proposal.module, store, spec) == []
-        for variant in ablation.variants(proposal.module, store):   # still runnable
-            db = variant.connect(":memory:")
-            revision = variant.put(db, "orchard", "fact", "a", workload.FACT, None, 1, 5)
-            assert variant.get(db, "orchard", "fact", "a", 2)["revision"] == revision
-    finally:
-        for folder in keep:
-            folder.cleanup()
-
-
-def test_make_bench_measures_the_proposal_by_default():
-    keep = []
-    try:
-        contenders, note = impls.load(keep=keep)
-    finally:
-        for folder in keep:
-            folder.cleanup()
-    assert note is None
-    assert [c.name for c in contenders] == ["floor", "store", "reference", "json only",
-                                            "proposal"]
+def test_make_bench_compares_the_store_with_the_floor_the_spec_and_the_json_bound():
+    assert [c.name for c in impls.load()] == ["floor", "store", "reference", "json only"]
 
 
 def test_report_files(tmp_path):
     empty = tmp_path / "repo" / "notebooks"
     empty.mkdir(parents=True)
-    results, text = run.run(tmp_path / "out", quick=True, proposal=None,
-                            notebooks_dir=empty, skip=("contention",),
+    results, text = run.run(tmp_path / "out", quick=True, notebooks_dir=empty, skip=("contention",),
                             log=lambda message: None)
     assert "## Targets" in text
     # no set-up run and no chapters: the three targets are shown, none of them measured
