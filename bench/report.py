@@ -3,6 +3,8 @@
 import json
 import math
 
+from bench import machine
+
 # What a user waits for: the targets a run is judged by, as (label, kind, what, limit, unit).
 TARGETS = [
     ("a fresh clone to JupyterLab serving the learner's copy", "setup", "lab", 20, "s"),
@@ -315,8 +317,9 @@ def notebook_lines(nb):
 
 def markdown(results):
     env = results["environment"]
+    measured = f" at {machine.described(env)}" if "source" in env else ""
     lines = ["# Benchmark report", "",
-             f"`{env['command']}` on {env['date']}: Python {env['python']}, SQLite "
+             f"`{env['command']}` on {env['date']}{measured}: Python {env['python']}, SQLite "
              f"{env['sqlite']}, {env['cpus']} CPUs, {env['platform']}; "
              f"{env['seconds']:.0f} s in all ("
              + ", ".join(f"{k} {v:.0f} s" for k, v in env.get("parts", {}).items())

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import contention, growth, impls, notebooks, overhead, report, setup
+from bench import contention, growth, impls, machine, notebooks, overhead, report, setup
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ PARTS = ("overhead", "growth", "contention", "notebooks")
 def run(out, quick=False, notebooks_dir=ROOT / "notebooks", skip=(), log=print,
         with_setup=False, setup_from=None):
     plan = QUICK if quick else FULL
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), machine.load()
     contenders = impls.load()
     results = {"quick": quick}
     parts = {}
@@ -98,7 +98,8 @@ def run(out, quick=False, notebooks_dir=ROOT / "notebooks", skip=(), log=print,
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
         "cpus": os.cpu_count(), "platform": platform.platform(terse=True),
-        "seconds": time.perf_counter() - started, "parts": parts}
+        "seconds": time.perf_counter() - started, "parts": parts,
+        "source": machine.commit(), "load": {"before": load_before, "after": machine.load()}}
     return results, report.write(results, Path(out))
 
 

@@ -9,6 +9,7 @@ statements, same rows left behind.
 import json
 import math
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -16,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from bench import (cells, contention, growth, impls, notebooks, overhead, report, run, timing,
-                   workload)
+from bench import (cells, contention, growth, impls, machine, notebooks, overhead, report, run,
+                   timing, workload)
 
 TINY = {"put": (3, 10), "get": (3, 10), "forget": (3, 10), "purge": (3, 10)}
 
@@ -193,6 +194,33 @@ def test_report_files(tmp_path):
     assert (tmp_path / "out" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((tmp_path / "out" / "results.json").read_text())["quick"] is True
     assert report.verdict(1.2, 1.3) == "PASS" and report.verdict(1.4, 1.3) == "MISS"
+    # the record names what it measured and how busy the machine was
+    environment = results["environment"]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert environment["source"]["commit"] == head
+    assert all(len(environment["load"][when]) == 3 for when in ("before", "after"))
+    assert f"at commit {head[:10]}" in text.splitlines()[2] and "load average" in text
+
+
+def test_the_record_names_tracked_files_that_differ_from_its_commit(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "store.py").write_text("one\n")
+    (tmp_path / "notes.txt").write_text("untracked, not part of what is measured\n")
+    git("add", "store.py")
+    git("commit", "-qm", "first")
+    assert machine.commit(tmp_path)["changed"] == []
+    (tmp_path / "store.py").write_text("two\n")
+    source = machine.commit(tmp_path)
+    assert source["changed"] == ["store.py"]
+    said = machine.described({"source": source,
+                              "load": {"before": [1.0, 0.5, 0.25], "after": [2.0, 1.0, 0.5]}})
+    assert said == (f"commit {source['commit'][:10]} with 1 tracked file(s) changed (store.py); "
+                    "load average (1, 5, 15 min) 1.0 / 0.5 / 0.25 before the run, "
+                    "2.0 / 1.0 / 0.5 after")
 
 
 def test_statement_texts_match_the_store_source():
