@@ -1,6 +1,5 @@
 import collections
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings

@@ -1,7 +1,6 @@
 """make bench-hub (bench/hub.py): the record in docs/bench/ and the README's quote of it."""
 import json
 import re
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
