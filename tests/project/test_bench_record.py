@@ -25,6 +25,13 @@ def test_the_record_is_a_full_run():
     assert (FOLDER / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_record_names_the_commit_it_measured_and_how_busy_the_machine_was():
+    environment = record()["environment"]
+    assert len(environment["source"]["commit"]) == 40
+    assert environment["source"]["changed"] == []   # a committed tree: the one the set-up cloned
+    assert all(len(environment["load"][when]) == 3 for when in ("before", "after"))
+
+
 def test_report_is_the_record_rendered():
     assert (FOLDER / "report.md").read_text() == report.markdown(record())
 
