@@ -1,7 +1,8 @@
 """`make bench`: measure, then write build/bench/report.md, results.json and bench.png.
 
     python -m bench.run            # the full run (about two minutes on 2 cores)
-    python -m bench.run --quick    # seconds; checks the code, figures meaningless
+    python -m bench.run --quick    # checks the code, figures meaningless (the chapters run once)
+    python -m bench.run --quick --skip notebooks    # the same in seconds
     python -m bench.run --setup    # also a fresh clone to the lab and to a green make test (make bench-record)
 """
 
