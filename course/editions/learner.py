@@ -1,11 +1,14 @@
 """The learner's edition of the chapters, and the learner's own copy of it (what make lab opens).
 
-    python course/editions/learner.py sync [COPY]     make or refresh the copy (default: my-workbook/)
-    python course/editions/learner.py update [COPY]   take the newer chapters, keeping the answers
-    python course/editions/learner.py edition OUT     write the learner's edition alone into OUT
-    python course/editions/learner.py sync|update COPY EDITION
-                                              the same from an edition written by `edition`
-                                              (a course hub: the students cannot read notebooks/)
+    workbook-learner sync [COPY]     make or refresh the copy (default: my-workbook/)
+    workbook-learner update [COPY]   take the newer chapters, keeping the answers
+    workbook-learner edition OUT     write the learner's edition alone into OUT
+    workbook-learner sync|update COPY EDITION
+                                     the same from an edition written by `edition` (a course
+                                     hub: the students cannot read notebooks/)
+
+Run from the clone's top folder (make lab and make lab-update do): the chapters are read from
+notebooks/ there, whichever clone the command was installed from.
 
 The learner's edition is the source chapter with its answers taken out, by the steps LEARNER
 lists: directive cells dropped, chapter 1 pointing to the copy's guide, solution regions blanked
@@ -33,11 +36,12 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 
-from course import ROOT
 from course.editions.steps import BlankSolutions, ClearOutputs, DropDirectiveCells, apply
 from course.notebook import is_answer_cell
 
-COPY = ROOT / "my-workbook"
+# Paths from the clone's top folder, where make lab and make lab-update run this.
+COPY = Path("my-workbook")
+SOURCE = Path("notebooks")
 MANIFEST = ".workbook.json"
 EDITION = ".learners-edition"  # marks a folder written by `edition`: its notebooks are taken as they are
 EARLIER = "earlier-versions"
@@ -105,7 +109,7 @@ def edition_notebook(path):
     return learner_notebook(path)
 
 
-def write_edition(out, source=ROOT / "notebooks"):
+def write_edition(out, source=SOURCE):
     """The learner's edition of every chapter into `out`, marked as an edition; return them."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -116,7 +120,7 @@ def write_edition(out, source=ROOT / "notebooks"):
     return written
 
 
-def chapters(source=ROOT / "notebooks"):
+def chapters(source=SOURCE):
     """Every notebook of the source that a learner gets: the chapters and the appendices."""
     return sorted(Path(source).glob("*.ipynb"))
 
@@ -146,7 +150,7 @@ def write_notebook(target, notebook, trust=False):
     target.write_text(text_of(notebook))
 
 
-def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
+def sync(copy=COPY, source=SOURCE, trust=False):
     """Add missing chapters to the copy; return (added, changed) chapter names.
 
     `changed` lists chapters whose edition moved on since they were copied; they are left as
@@ -225,7 +229,7 @@ def open_in_lab(copy):
     return {name for name in found if name}
 
 
-def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
+def update(copy=COPY, source=SOURCE, trust=False, keep=()):
     """Bring every changed chapter up to date, keeping answers; return the names updated.
 
     Chapters named in `keep` (open in a running lab) are left as they are, still offered."""
@@ -248,12 +252,13 @@ def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
 
 
 def shown(path):
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    here = Path.cwd()
+    return path.relative_to(here) if path.is_relative_to(here) else path
 
 
 def run(command="sync", where=None, edition=None):
-    copy = Path(where).resolve() if where else COPY
-    source = Path(edition) if edition else ROOT / "notebooks"
+    copy = Path(where or COPY).resolve()
+    source = Path(edition) if edition else SOURCE
     if command == "edition":
         out = Path(where)
         written = write_edition(out)

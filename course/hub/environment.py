@@ -240,7 +240,7 @@ def write_tools(tools, edition):
     shutil.copy(FILES / "start-server", tools / "start-server")
     shutil.copy(ROOT / "jupyterlab" / "workspace.json", tools / "workspace.json")
     shutil.rmtree(edition, ignore_errors=True)
-    written = learner.write_edition(edition)
+    written = learner.write_edition(edition, ROOT / "notebooks")
     shutil.copy(FILES / "start-here.md", edition / learner.START)
     open_to_all(tools)
     open_to_all(edition)

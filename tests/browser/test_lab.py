@@ -771,7 +771,9 @@ def test_make_test_reads_nothing_of_the_learners_copy(lab):
     shown = subprocess.run(["make", "--no-print-directory", "-n", "test"], cwd=lab.tree, env=environment,
                            capture_output=True, text=True, check=True).stdout
     (command,) = [line.split()[3:] for line in shown.splitlines() if " -m pytest " in line]
-    assert "tests" in command and "notebooks" in command
+    folders = [argument for argument in command if argument.startswith("tests/") and "." not in argument]
+    assert folders and "notebooks" in command
+    assert all((lab.tree / folder).is_dir() for folder in folders), folders
     assert not any(COPY in argument for argument in command)
     at = command.index("-n")  # make test's workers and how it hands them tests: not for collecting
     del command[at:at + 2]

@@ -178,7 +178,7 @@ def no_error(outputs, cell):
 def learners_kernel(tmp_path_factory):
     """One kernel, started in a learner's copy of every chapter as make lab makes it."""
     folder = tmp_path_factory.mktemp("learner") / "my-workbook"
-    learner.sync(folder)
+    learner.sync(folder, ROOT / "notebooks")
     running = Kernel(folder)
     yield running
     running.close()

@@ -144,7 +144,7 @@ def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_p
 
 
 def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
-    chapter_1 = sorted((learner.ROOT / "notebooks").glob("01-*.ipynb"))[0]
+    chapter_1 = sorted((ROOT / "notebooks").glob("01-*.ipynb"))[0]
     edition = learner.learner_notebook(chapter_1)
     heading = next(c for c in edition.cells if c.cell_type == "markdown")
     assert heading.source.startswith("# Chapter 1")
@@ -152,7 +152,7 @@ def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
     assert f"]({learner.START})" in learner.POINTER
     source = nbformat.read(chapter_1, as_version=4)
     assert not any(learner.POINTER in c.source for c in source.cells)
-    later = learner.learner_notebook(sorted((learner.ROOT / "notebooks").glob("02-*.ipynb"))[0])
+    later = learner.learner_notebook(sorted((ROOT / "notebooks").glob("02-*.ipynb"))[0])
     assert not any(learner.POINTER in c.source for c in later.cells)
 
 
@@ -217,7 +217,7 @@ def test_a_saved_notebook_keeps_an_explorers_still_not_its_view():
 
 
 def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
-    for path in learner.chapters():
+    for path in learner.chapters(ROOT / "notebooks"):
         source = nbformat.read(path, as_version=4)
         cells = learner.learner_notebook(path).cells
         assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), path.name

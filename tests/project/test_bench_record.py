@@ -1,5 +1,5 @@
-"""The store's recorded benchmark run (make bench-record WHAT=store: docs/bench/ and
-workbook/benchmarks/) is a whole run, and its report is the record rendered, not retyped."""
+"""The store's recorded benchmark run (make bench-record WHAT=store: docs/bench/report.md and
+bench.png, workbook/benchmarks/results.json) is a whole run, and its report is the record rendered."""
 import json
 from pathlib import Path
 
