@@ -203,6 +203,25 @@ def test_compare_shows_nothing_for_a_prediction_check_calls_invalid(chapter, nam
         assert line.startswith(f"Exercise {exercise.number}: ")
 
 
+@pytest.mark.parametrize("chapter, name, exercise", EXERCISES,
+                         ids=[f"ch{c}.{n}" for c, n, _ in EXERCISES])
+def test_compare_answers_every_exercise_in_one_line_never_a_traceback(chapter, name, exercise,
+                                                                      capsys):
+    """docs/learners.md offers qN.compare(prediction): on an exercise with no run to show it
+    says so in a sentence (it used to raise TypeError: 'NoneType' object is not callable)."""
+    assert exercise.compare(____) is None
+    (line,) = lines(capsys)
+    assert line.startswith(f"Exercise {exercise.number}: ")
+    if exercise.reveal is None:
+        assert line.endswith(f"has no run to compare with; {name}.check(your answer) says "
+                             "whether your answer is right.")
+
+
+def test_every_prediction_exercise_can_show_its_run():
+    predictions = {"2.3", "3.2", "4.3", "5.1"}
+    assert {e.number for _, _, e in EXERCISES if e.reveal} == predictions
+
+
 def test_an_edition_without_checks_says_who_checks(tmp_path, capsys, monkeypatch):
     """The class and grading editions leave workbook/teaching/exercises/checks/ out: a check then says,
     in one sentence, that the grader judges the answer, and compare() shows nothing."""

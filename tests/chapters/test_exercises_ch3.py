@@ -68,25 +68,55 @@ def test_increment():
     assert q1.verdict(lambda db, now: None).status == "not yet"
 
 
+RIGHT = [1, "Conflict", 2, 3, "Conflict", "Conflict", 4, "Conflict", 5]
+
+
 def test_predictions():
-    right = [1, "Conflict", 2, 3, "Conflict", "Conflict", 4, "Conflict", 5]
-    assert q2.verdict(right).correct
-    assert q2.verdict([Conflict if p == "Conflict" else p for p in right]).correct
+    assert q2.verdict(RIGHT).correct
+    assert q2.verdict([Conflict if p == "Conflict" else p for p in RIGHT]).correct
+    # checkpoint and fact kept apart, but the refused write counted: only the numbering is
+    # named, not the rule that a checkpoint and a fact are different records, which it kept
     counter_spent = [1, "Conflict", 3, 4, "Conflict", "Conflict", 5, "Conflict", 6]
     wrong = q2.verdict(counter_spent)
     assert wrong.status == "not yet" and wrong.sentence == (
-        "4 of 9 outcomes are not what the store answers. The first rule your list breaks: a "
-        "checkpoint and a fact are different records even under one key, and a refused write "
-        "takes no number from the sequence.")
-    expiry_missed = right[:7] + [5, 6]
+        "your list is not what the store answers. The first rule it breaks: a fresh store hands "
+        "out revisions from 1, each successful put takes the next number of the one sequence "
+        "every record of every tenant shares, and a refused put takes none.")
+    one_record = q2.verdict([1, "Conflict", "Conflict", 2, "Conflict", "Conflict", 3, "Conflict", 4])
+    assert "a fact and a checkpoint under one key are two records" in one_record.sentence
+    expiry_missed = RIGHT[:7] + [5, 6]
     missed = q2.verdict(expiry_missed).sentence
-    assert missed.startswith("2 of 9 outcomes are not") and "at or before now refuses every write" in missed
-    # how many and the first rule, never a step's number or the store's answer
-    for sentence in (wrong.sentence, missed):
-        assert "step" not in sentence and "Conflict" not in sentence and "answered" not in sentence
-    assert "predictions should be a list of 9" in q2.verdict(right[:5]).sentence
-    assert "int revision or the string" in q2.verdict(right[:8] + ["5"]).sentence
+    assert "from that tick on it refuses every put" in missed
+    # the first rule broken: never a step's number, how many are wrong, or the store's answer
+    for sentence in (wrong.sentence, one_record.sentence, missed):
+        assert not re.search(r"step|\d+ of 9|Conflict|answered", sentence), sentence
+    assert "predictions should be a list of 9" in q2.verdict(RIGHT[:5]).sentence
+    assert "int revision or the string" in q2.verdict(RIGHT[:8] + ["5"]).sentence
     assert q2.verdict(None).status == "not attempted"
+
+
+def test_a_misspelt_conflict_is_shown_as_written():
+    # the learner wrote a string, so "got str" read as nonsense: the reply shows the string
+    said = q2.verdict(RIGHT[:1] + ["conflict"] + RIGHT[2:]).sentence
+    assert said == ("step 2: write each outcome as an int revision or the string 'Conflict' "
+                    "(spelt so), got 'conflict'.")
+    assert "got float" in q2.verdict(RIGHT[:1] + [2.0] + RIGHT[2:]).sentence
+
+
+def test_compare_shows_each_put_beside_the_prediction(capsys):
+    q2.compare(RIGHT)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["put", "you", "predicted", "the", "store", "answered"]
+    assert lines[1].split() == ["1", "1", "1"] and lines[2].split() == ["2", "Conflict", "Conflict"]
+    assert len(lines) == 10 and "differs" not in "".join(lines)
+    wrong = RIGHT[:2] + [3] + RIGHT[3:]
+    q2.compare(wrong)  # a wrong prediction: the rule, and how to ask for the run; no run
+    said = capsys.readouterr().out
+    assert said.startswith("Exercise 3.2: not yet: your list is not") and "reveal=True" in said
+    assert "answered" not in said
+    q2.compare(wrong, reveal=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].split() == ["3", "3", "2", "<-", "differs"]
 
 
 def test_create_fresh():

@@ -1,4 +1,6 @@
 """Chapter 4 checks: a right answer, typical wrong answers, and no answer."""
+import re
+
 from workbook.deletion import forget, purge
 from workbook.teaching.exercises.ch4 import q1, q2, q3
 from workbook.records import get
@@ -183,15 +185,14 @@ def test_prediction_right():
 
 def test_prediction_wrong_at_the_boundary():
     not_yet(q3.verdict(RIGHT | {("orchard", "fact", "a")}),
-            "1 row is wrong (1 you list is not present). The first rule your set breaks: purge "
-            "removes each row of its tenant whose deadline, the time + ttl of its last put, is at "
-            "or before its now")
+            "your set is not the rows that remain. The first rule it breaks: purge removes each "
+            "row of its tenant whose deadline, the time + ttl of its last put, is at or before "
+            "its now")
 
 
 def test_prediction_that_purges_another_tenant():
     not_yet(q3.verdict(RIGHT - {("harbour", "fact", "a")}),
-            "(1 present is not in your set). The first rule your set breaks: purge('orchard', "
-            "120) removes rows of orchard only")
+            "The first rule it breaks: purge('orchard', 120) touches the rows of orchard only")
 
 
 def test_prediction_that_misses_the_rewrite():
@@ -202,11 +203,28 @@ def test_prediction_that_keeps_a_forgotten_row():
     not_yet(q3.verdict(RIGHT | {("harbour", "checkpoint", "b")}), "forget removes a row at once")
 
 
-def test_a_wrong_prediction_learns_how_many_and_a_rule_never_which_rows():
-    verdict = q3.verdict({("orchard", "fact", "a"), ("harbour", "checkpoint", "b")})
-    not_yet(verdict, "5 rows are wrong (2 you list are not present and 3 present are not in your set)")
-    for row in ("'a'", "'b'", "'c'", "harbour fact", "orchard fact", "remains"):
-        assert row not in verdict.sentence, row
+def test_a_wrong_prediction_learns_a_rule_never_which_rows_nor_how_many():
+    # neither a row, nor how many are wrong, nor whether a row is missing or one too many:
+    # each of those, with the rule, pointed at the one row to add or remove
+    for wrong in ({("orchard", "fact", "a"), ("harbour", "checkpoint", "b")},
+                  RIGHT - {("harbour", "fact", "a")}, RIGHT | {("orchard", "fact", "a")}):
+        sentence = q3.verdict(wrong).sentence
+        for said in ("'a'", "'b'", "'c'", "harbour fact", "orchard fact", "remains", "present",
+                     "in your set", "you list"):
+            assert said not in sentence, (said, sentence)
+        assert not re.search(r"\b\d+ rows?\b", sentence), sentence
+
+
+def test_compare_shows_the_rows_left_beside_the_prediction(capsys):
+    q3.compare(RIGHT)
+    assert capsys.readouterr().out.splitlines() == [
+        "you predicted:    harbour fact 'a', orchard fact 'b', orchard fact 'c'",
+        "the purge leaves: harbour fact 'a', orchard fact 'b', orchard fact 'c'"]
+    q3.compare(set())
+    said = capsys.readouterr().out
+    assert said.startswith("Exercise 4.3: not yet: your set is not") and "leaves" not in said
+    q3.compare(set(), reveal=True)
+    assert capsys.readouterr().out.splitlines()[0] == "you predicted:    no rows"
 
 
 def test_prediction_not_attempted_or_malformed():

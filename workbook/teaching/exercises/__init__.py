@@ -301,8 +301,14 @@ class Exercise:
     def compare(self, answer=None, reveal=False):
         """Show the real run beside a prediction: at once for a prediction that matches it, and
         for any other only when asked with reveal=True, since the run gives the answer away.
-        Until then a wrong prediction learns, from check(), how many entries are wrong and the
-        first rule it breaks, never the true values."""
+        Until then a wrong prediction learns, from check(), the first rule it breaks, never the
+        true values nor how many entries are wrong. An exercise that is not a prediction has no
+        run to show, and says so."""
+        name = "q" + self.number.split(".")[1]
+        if self.reveal is None:
+            print(f"Exercise {self.number}: this exercise has no run to compare with; "
+                  f"{name}.check(your answer) says whether your answer is right.")
+            return None
         if answer is None or answer is Ellipsis or holds_placeholder(answer):
             print(f"Exercise {self.number}: make your prediction first; this cell then shows "
                   "the real outcome beside it.")
@@ -312,7 +318,6 @@ class Exercise:
                 self.reveal(answer, show=False)  # a prediction of the wrong form: NotYet, why
                 verdict = self.verdict(answer)
                 if not verdict.correct:
-                    name = "q" + self.number.split(".")[1]
                     print(f"Exercise {self.number}: {verdict.status}: {verdict.sentence} The run "
                           "itself gives the answer away, so it waits until you ask for it: "
                           f"{name}.compare(your prediction, reveal=True).")

@@ -52,6 +52,7 @@ q1 = Exercise(
 
 q2 = Exercise(
     "3.2", "Predict the outcome of each put in show_steps().", InChecks("ch3", "check_predictions"),
+    reveal=InChecks("ch3", "show_outcomes"),
     hints=["Three questions for each step: does a physical row exist for this exact tenant, kind "
            "and key? Has its deadline (now+ttl of its last write) passed? Does expected equal its "
            "revision (None when there is no row)?",

@@ -34,7 +34,7 @@ q2 = Exercise(
 
 q3 = Exercise(
     "4.3", f"Predict the rows present after PLAN and purge({PURGE_TENANT!r}, {PURGE_NOW}).",
-    InChecks("ch4", "check_prediction"),
+    InChecks("ch4", "check_prediction"), reveal=InChecks("ch4", "show_remaining"),
     hints=["Each put sets the deadline to time + ttl; a later put on the same identity replaces it.",
            f"purge removes rows of {PURGE_TENANT} only, with deadline <= {PURGE_NOW}; a forgotten "
            "row is gone already; an expired row of another tenant is still present."])

@@ -184,23 +184,20 @@ def check_step(increment, db, other, now, turns):
 
 # ---------------------------------------------------------------- Exercise 3.2: predictions
 
-# The rule that decides each step of STEPS, said without the step's number or its outcome, so that
-# a wrong prediction learns which rule it broke, never the answer.
-RULES = [
-    "a fresh store's sequence starts at 0, and each successful write takes its next number",
-    "expected=None creates a record only when no row is present for that tenant, kind and key",
-    "a checkpoint and a fact are different records even under one key, and a refused write takes "
-    "no number from the sequence",
-    "a replace whose expected is the present row's revision succeeds, and its number comes from "
-    "the one sequence every record shares",
-    "a replace whose expected is not the present row's revision is refused",
-    "an int expected replaces only a row that is present in that tenant; it never creates one",
-    "each tenant's rows are its own: expected=None creates a record that tenant does not have",
-    "a row whose deadline (the now + ttl of its last write) is at or before now refuses every "
-    "write, whatever expected is",
-    "a row is live until its deadline, the now + ttl of its last write, and a live row's present "
-    "revision replaces it",
-]
+# The rules Exercise 3.2 practises. A rule covers several steps, so naming the one a prediction
+# breaks first says what to reread, never which step is wrong or what the store answered there.
+NUMBERING = ("a fresh store hands out revisions from 1, each successful put takes the next number "
+             "of the one sequence every record of every tenant shares, and a refused put takes none")
+CREATING = ("expected=None creates a record only when no row is present for that exact tenant, "
+            "kind and key: a fact and a checkpoint under one key are two records, and so are the "
+            "same key's rows in two tenants")
+REPLACING = ("an int expected replaces only a row that is present at exactly that revision; it "
+             "never creates one")
+EXPIRING = ("a row is live until its deadline, the now + ttl of its last successful put, and from "
+            "that tick on it refuses every put, whatever expected is")
+# The rule that decides whether each step of STEPS succeeds.
+DECIDES = [CREATING, CREATING, CREATING, REPLACING, REPLACING, REPLACING, CREATING, EXPIRING,
+           EXPIRING]
 
 
 def outcomes():
@@ -218,21 +215,45 @@ def outcomes():
         db.close()
 
 
-def check_predictions(predictions, rng=None):
+def as_outcomes(predictions):
+    """The predictions with the Conflict class read as its name; NotYet if their form is wrong."""
     if not isinstance(predictions, (list, tuple)) or len(predictions) != len(STEPS):
         raise NotYet(f"predictions should be a list of {len(STEPS)} outcomes, one per put.")
     guesses = ["Conflict" if p is Conflict else p for p in predictions]
     for number, guess in enumerate(guesses, 1):
         if type(guess) not in (int, str) or (type(guess) is str and guess != "Conflict"):
+            got = repr(guess) if isinstance(guess, str) else type(guess).__name__
             raise NotYet(f"step {number}: write each outcome as an int revision or the string "
-                         f"'Conflict', got {type(guess).__name__}.")
-    wrong = [rule for guess, actual, rule in zip(guesses, outcomes(), RULES) if guess != actual]
+                         f"'Conflict' (spelt so), got {got}.")
+    return guesses
+
+
+def broken_rule(guess, actual, decides):
+    """The rule a wrong guess breaks: a wrong number breaks the numbering; a success predicted
+    for a refusal, or the other way round, breaks the rule that decides the step."""
+    return NUMBERING if type(guess) is int and type(actual) is int else decides
+
+
+def check_predictions(predictions, rng=None):
+    guesses = as_outcomes(predictions)
+    wrong = [broken_rule(guess, actual, decides)
+             for guess, actual, decides in zip(guesses, outcomes(), DECIDES) if guess != actual]
     if wrong:
-        count = f"{len(wrong)} of {len(STEPS)} outcomes " + ("is" if len(wrong) == 1 else "are")
-        raise NotYet(f"{count} not what the store answers. The first rule your list breaks: "
+        raise NotYet(f"your list is not what the store answers. The first rule it breaks: "
                      f"{wrong[0]}.")
     return (f"all {len(STEPS)} outcomes match the store: four Conflicts, and revisions 1 to 5 "
             "with no number spent on a refused write.")
+
+
+def show_outcomes(predictions, show=True):
+    """Each put of Exercise 3.2, run for real, beside the prediction (with show=False, only the
+    prediction's form is checked)."""
+    guesses = as_outcomes(predictions)
+    if not show:
+        return
+    print(f"{'put':<5} {'you predicted':<15} the store answered")
+    for number, (guess, actual) in enumerate(zip(guesses, outcomes()), 1):
+        print(f"{number:<5} {guess!s:<15} {actual}{'' if guess == actual else '   <- differs'}")
 
 
 # ---------------------------------------------------------------- Exercise 3.3: create_fresh

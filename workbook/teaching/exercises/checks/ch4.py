@@ -324,28 +324,42 @@ def rule(row):
     if last[1] == "forget":
         return "forget removes a row at once, before any purge runs"
     if row[0] != PURGE_TENANT:
-        return (f"purge({PURGE_TENANT!r}, {PURGE_NOW}) removes rows of {PURGE_TENANT} only; "
-                "another tenant's row stays, whatever its deadline")
+        return (f"purge({PURGE_TENANT!r}, {PURGE_NOW}) touches the rows of {PURGE_TENANT} only, "
+                "whatever the deadlines of other tenants' rows")
     moved = (" (the last put on an identity sets its deadline: a rewrite moves it)"
              if len(steps) > 1 else "")
     return (f"purge removes each row of its tenant whose deadline, the time + ttl of its last put, "
             f"is at or before its now, and keeps the others{moved}")
 
 
-def check_prediction(remaining, rng=None):
+def as_rows(remaining):
+    """NotYet unless `remaining` has the form of an answer: a set of (tenant, kind, key)."""
     if not isinstance(remaining, (set, frozenset)) or not all(
             isinstance(r, tuple) and len(r) == 3 for r in remaining):
         raise NotYet('give a set of (tenant, kind, key) tuples, like {("orchard", "fact", "b")}.')
+
+
+def check_prediction(remaining, rng=None):
+    as_rows(remaining)
     actual = run_plan()
-    gone, missing = sorted(remaining - actual, key=repr), sorted(actual - remaining, key=repr)
-    if gone or missing:
-        wrong = len(gone) + len(missing)
-        parts = [f"{len(gone)} you list {'is' if len(gone) == 1 else 'are'} not present"] if gone else []
-        parts += [f"{len(missing)} present {'is' if len(missing) == 1 else 'are'} not in your set"] \
-            if missing else []
-        first = min(gone + missing, key=lambda row: [s[2:5] for s in PLAN].index(row)
-                    if row in [s[2:5] for s in PLAN] else len(PLAN))
-        raise NotYet(f"{wrong} {'row is' if wrong == 1 else 'rows are'} wrong ({' and '.join(parts)}). "
-                     f"The first rule your set breaks: {rule(first)}.")
+    wrong = remaining ^ actual
+    if wrong:
+        # the first step's identity among the wrong rows; a row no step writes comes last
+        order = [s[2:5] for s in PLAN]
+        first = min(wrong, key=lambda row: (order.index(row) if row in order else len(PLAN),
+                                            repr(row)))
+        raise NotYet(f"your set is not the rows that remain. The first rule it breaks: "
+                     f"{rule(first)}.")
     return (f"{len(actual)} rows remain, as you predicted: "
             f"{', '.join(name(r) for r in sorted(actual))}.")
+
+
+def show_remaining(remaining, show=True):
+    """PLAN and the purge, run for real, beside the prediction (with show=False, only the
+    prediction's form is checked)."""
+    as_rows(remaining)
+    if not show:
+        return
+    actual = run_plan()
+    for who, rows in (("you predicted:", remaining), ("the purge leaves:", actual)):
+        print(f"{who:<18}" + (", ".join(name(r) for r in sorted(rows, key=repr)) or "no rows"))
