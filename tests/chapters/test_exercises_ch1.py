@@ -38,6 +38,15 @@ def test_full_checkpoint():
     # a quote is escaped to two bytes: 123 of them per item fill the record, but are not the longest
     quotes = q2.verdict({**right, "items": ['"' * 123] * 8})
     assert quotes.status == "not yet" and "letters and digits" in quotes.sentence
+    # the task asks for ASCII letters and digits, and the check holds it to that: a hyphen or a
+    # space costs one byte too, but is neither; an é is a letter, but not an ASCII one
+    for items, said in ((["a-" * 123 + "a"] * 8, "'-' is not one, and the task asks for those only"),
+                        (["a b!" * 61 + "abc"] * 8, "' ' is not one"),
+                        (["\u00e9" * 41] * 8, "'é' is not one, and it is escaped in the JSON")):
+        verdict = q2.verdict({**right, "items": items})
+        assert verdict.status == "not yet" and said in verdict.sentence, verdict.sentence
+        assert verdict.sentence.startswith("make the items of ASCII letters and digits")
+    assert "ASCII letters and digits" in q2.task
     assert "same length" in q2.verdict({**right, "items": ["x" * 247] * 7 + ["x"]}).sentence
     assert q2.verdict(None).status == "not attempted"
 
@@ -99,6 +108,21 @@ def test_to_key_finds_the_pair_that_breaks_the_promise():
     # same words, different keys: a key that keeps the case of a title's letters apart
     case_kept = q3.verdict(lambda title: right(title) + ("x" if any(c.isupper() for c in title) else ""))
     assert "both titles have the words" in case_kept.sentence
+
+
+def test_to_key_tries_letters_a_case_blind_match_mistakes_for_a_to_z():
+    # re.findall(..., re.I) then .lower(): İ and ſ match [a-z] case-blind, and stay outside
+    # a-z once lowercased, so the key they give is one identity refuses
+    def case_blind(title):
+        key = "-".join(re.findall(r"[a-z0-9]+", title, re.I)).lower()
+        if not key[:1].isalpha():
+            key = "n--" + key
+        return key[:32]
+    verdict = q3.verdict(case_blind)
+    assert verdict.status == "not yet" and "to_key('İstanbul run')" in verdict.sentence
+    assert "identity rejects" in verdict.sentence
+    assert q3.verdict(lambda title: case_blind(title.replace("İ", ""))).sentence.startswith(
+        "to_key('ſun') gave 'ſun'")
 
 
 def test_to_key_searches_afresh_for_every_seed_the_grader_brings():

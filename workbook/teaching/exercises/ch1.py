@@ -10,11 +10,12 @@ q1 = Exercise(
            "work out how many 12-byte characters push it past 2,048."])
 
 q2 = Exercise(
-    "1.2", "Write the longest eight-item checkpoint that payload accepts.", InChecks("ch1", "check_full_checkpoint"),
+    "1.2", "Write the longest eight-item checkpoint that payload accepts, its items of ASCII "
+    "letters and digits.", InChecks("ch1", "check_full_checkpoint"),
     hints=["Measure the JSON of an eight-item checkpoint whose items are all empty strings, "
            "with ENCODE (payload itself refuses empty items, but their JSON is what you need).",
            "Whatever is left of the 2,048 bytes, shared by eight items, is each item's length: "
-           "a letter or a digit costs one byte."])
+           "an ASCII letter or digit costs one byte."])
 
 q3 = Exercise(
     "1.3", "Write to_key(title): a key identity accepts, made of the title's words, that titles "

@@ -66,9 +66,13 @@ def check_full_checkpoint(value, rng=None):
         raise NotYet("use step 2 and exactly eight items.")
     if len({len(i) for i in items}) != 1:
         raise NotYet("make the eight items all the same length.")
-    if not all(len(json.dumps(i, ensure_ascii=True)) == len(i) + 2 for i in items):
-        raise NotYet("use letters and digits: a quote, a backslash, a control character or a "
-                     "non-ASCII one is escaped in the JSON and costs more than one byte.")
+    for item in items:
+        odd = next((c for c in item if not (c.isascii() and c.isalnum())), None)
+        if odd is not None:
+            why = ("it is escaped in the JSON and costs more than one byte"
+                   if len(json.dumps(odd, ensure_ascii=True)) > 3 else "the task asks for those only")
+            raise NotYet(f"make the items of ASCII letters and digits (a to z, A to Z, 0 to 9): "
+                         f"{odd!r} is not one, and {why}.")
     longer = value | {"items": [i + "x" for i in items]}
     if size_of(longer) <= MAX_BYTES and len(items[0]) < MAX_TEXT:
         raise NotYet(f"each item could be longer: items of {len(items[0]) + 1} "
@@ -89,12 +93,15 @@ def check_full_checkpoint(value, rng=None):
 
 TITLES = ["Run A: draft #2", "run a draft 2", "2026 plan", "Run 2026 plan", "N 2026 plan",
           "  Orchard -- harvest!!  ", "Ünïcode café run", "Café", "Cafè", "cafe", "x" * 80,
-          "###", "N", "a", "7", "Run 7"]
+          "###", "N", "a", "7", "Run 7",
+          # letters outside a-z that a case-blind match takes for a-z: lowercased, İ is i and a
+          # combining dot, ſ (long s) stays ſ, and only the Kelvin sign becomes plain k
+          "İstanbul run", "ſun", "\u212Aelvin"]
 FORMAT = ("Run A: draft #2", "run-a-draft-2")
 WORDS = ["orchard", "harbour", "ladder", "plan", "draft", "report", "gate", "pears", "run",
          "quarry", "buoy", "summary", "n", "x"]
 PUNCTUATION = " -_:#!?.,'/()&*+"
-ELSEWHERE = ["é", "Ü", "ß", "Ω", "北", "\U0001F600", "☃"]  # not a-z or 0-9: they only separate
+ELSEWHERE = ["é", "Ü", "ß", "Ω", "北", "\U0001F600", "☃", "İ", "ſ"]  # outside a-z and 0-9
 RANDOM_TITLES = 25  # each a call of the learner's function, which the grader makes across a sandbox
 LONGEST = 32
 
