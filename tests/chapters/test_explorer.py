@@ -242,6 +242,19 @@ def test_the_last_steps_alt_says_nothing_is_still_to_come():
     assert explorer.alt.endswith("What is still to come is dimmed.")
 
 
+def test_the_alt_says_when_operations_share_a_tick():
+    # at 108 the demo reads, purges and forgets: the cursor of the purge and of the forget sits
+    # right of the tick's mark, which read as "later than 108" until the alt said why
+    explorer = explore(observe(demo_scenario()), step=12)
+    assert ("now = 108: purge orchard returns 1 removed. The 3 operations at 108 share that "
+            "tick's width, side by side in the order they ran; this is number 2. What is still "
+            "to come is dimmed.") in explorer.alt
+    explorer.step = 13
+    assert "this is number 3. This is the last step" in explorer.alt
+    explorer.step = 1
+    assert "side by side" not in explorer.alt
+
+
 def test_the_announcement_leads_with_what_changed():
     run = observe(demo_scenario())
     explorer = explore(run)

@@ -214,17 +214,25 @@ def state_at(run, order):
 
 # ---------------------------------------------------------------- the picture with a cursor
 
+def sharing(run):
+    """For each operation: its tick, its place among the operations of that tick in the same
+    clock pass (0 first) and how many there are."""
+    frame = pd.DataFrame({"time": run.frame.groupby(level="order")["time"].first(),
+                          "pass": passes(run)})
+    group = frame.groupby(["pass", "time"], sort=False)
+    return pd.DataFrame({"time": frame["time"], "place": group.cumcount(),
+                         "count": group["time"].transform("size")})
+
+
 def slots(run):
     """(left edge, width) of each operation's cursor: the tick's width, shared in order.
 
     The first step of a tick covers the tick itself and later ones follow to its right, so
-    nothing that happened at the tick is veiled as still to come."""
-    frame = pd.DataFrame({"time": run.frame.groupby(level="order")["time"].first(),
-                          "pass": passes(run)})
-    group = frame.groupby(["pass", "time"], sort=False)
-    place, count = group.cumcount(), group["time"].transform("size")
-    width = CURSOR_WIDTH / count
-    return pd.DataFrame({"left": frame["time"] - CURSOR_LEAD + place * width,
+    nothing that happened at the tick is veiled as still to come. A later one therefore sits
+    right of the tick's mark; the picture's alt says so (``Explorer.picture_alt``)."""
+    shared = sharing(run)
+    width = CURSOR_WIDTH / shared["count"]
+    return pd.DataFrame({"left": shared["time"] - CURSOR_LEAD + shared["place"] * width,
                          "width": width})
 
 
@@ -502,8 +510,12 @@ class Explorer(anywidget.AnyWidget):
         state = self.state
         coming = ("What is still to come is dimmed." if state.order < state.last
                   else "This is the last step: nothing is still to come.")
+        shared = sharing(self.run).loc[state.order]
+        side = (f" The {shared['count']} operations at {state.time} share that tick's width, side "
+                f"by side in the order they ran; this is number {shared['place'] + 1}."
+                if shared["count"] > 1 else "")
         return (f"The timeline “{self.title}” with the cursor at step {state.step} of "
-                f"{state.last + 1}, now = {state.time}: {state.did()}. {coming}")
+                f"{state.last + 1}, now = {state.time}: {state.did()}.{side} {coming}")
 
     def still(self):
         """The still's description: the figure above is the same run, so point to its
