@@ -21,15 +21,18 @@ The learner's copy is a folder of their own. `sync` writes each chapter into it 
 overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
 in `COPY/00-updates-available.md`, which heads the file browser. `update` replaces those
 chapters with the new edition and first saves the learner's whole file in
-`COPY/earlier-versions/`. By cell id it carries over the learner's answer cells and every cell
-the learner added, each after the cell it followed; what it cannot carry it names, by the first
-line of each cell, with the file it is kept in: the learner's edits to the chapter's own cells
-(the new edition's version takes their place) and the answer of an exercise the new edition no
-longer has. A chapter open in a JupyterLab that serves the copy is left for later (saving its
-tab would write the old version back over the new one), and `update` says so and fails. The
-folder's `.workbook.json` remembers which edition each chapter was copied from, and each of that
-edition's cells, which is how a cell the learner added is told from one the edition dropped and
-a cell the learner edited from one the edition changed. From the command line, the notebooks it
+`COPY/earlier-versions/`. By cell id it carries over the learner's answer cells, every cell
+the learner added (each after the cell it followed) and the learner's edits to chapter cells
+the new edition left as they were; what it cannot carry it names, by the first line of each
+cell, with the file it is kept in: an edit to a chapter cell the new edition changed (its new
+version takes the place) and the answer of an exercise the new edition no longer has. Outputs
+are not carried: the update says so. A chapter open in a JupyterLab that serves the copy is
+left for later (saving its tab would write the old version back over the new one), and
+`update` says so and fails. Once an update leaves nothing waiting, `COPY/00-updates-available.md`
+says that every chapter is up to date (a tab still showing it shows that once reloaded), and the
+next `sync`, or an `update` with nothing to do, removes it. The folder's `.workbook.json` remembers which edition each chapter was copied
+from, and each of that edition's cells, which is how a cell the learner added is told from one
+the edition dropped and a cell the learner edited from one the edition changed. From the command line, the notebooks it
 writes are signed as trusted in the learner's Jupyter data folder, as `jupyter trust` would.
 Nothing in make test or CI reads the copy.
 """
@@ -65,9 +68,10 @@ you type can change the chapters in `notebooks/` or break `make test`.
   The answers are hidden, not secret: they are one call away, so look only when you choose to.
 - A check stops your code after a few seconds and says so, if it runs on and on.
 - When the chapters change, `make lab` tells you which ones (and `00-updates-available.md`
-  appears here); `make lab-update` brings them in, keeping your answers and the cells you added
-  (your previous file goes to `earlier-versions/` first, and the update names any edit of yours
-  to the chapter's own cells, which it cannot keep). Close the chapter's tab before you update it.
+  appears here); `make lab-update` brings them in, keeping your answers, the cells you added and
+  your edits to cells the new version left alone (your previous file goes to `earlier-versions/`
+  first, and the update names any edit of yours it could not keep). Outputs are not kept: run
+  the cells again. Close the chapter's tab before you update it.
 - The `#| export` cells of your copy run like any other cell. The package you import was built
   from the source chapters in `notebooks/`, so changing an export cell here changes nothing
   else.
@@ -81,11 +85,19 @@ These chapters changed since they were copied here:
 
 {chapters}
 
-Your copies are untouched. To bring the new versions in, close their tabs, then run
-`make lab-update` in a terminal. Your answer cells and the cells you added are carried over, and
-each file you had is saved in `earlier-versions/` first; the update names any edit of yours to the
-chapter's own cells, which the new version replaces. While a chapter is open here, `make lab-update` leaves it
-as it is and says so: saving its tab afterwards would write your old version over the new one.
+Your copies are untouched. To bring the new versions in, close the tab of any of them that is
+open, then run `make lab-update` in a terminal. Your answer cells, the cells you added and your
+edits to cells the new version did not change are carried over, and each file you had is saved
+in `earlier-versions/` first; the update names any edit of yours it could not carry. Outputs are
+not carried: run the cells again afterwards. While a chapter is open here, `make lab-update`
+leaves it as it is and says so: saving its tab afterwards would write your old version over the
+new one.
+"""
+UP_TO_DATE = """\
+# All chapters are up to date
+
+Every chapter here is the newest version. When chapters change again, `make lab` says so and
+this file lists them. You can close this tab.
 """
 
 
@@ -172,11 +184,12 @@ def write_notebook(target, notebook, trust=False):
     target.write_text(text_of(notebook))
 
 
-def sync(copy=COPY, source=SOURCE, trust=False):
+def sync(copy=COPY, source=SOURCE, trust=False, tidy=True):
     """Add missing chapters to the copy; return (added, changed) chapter names.
 
     `changed` lists chapters whose edition moved on since they were copied; they are left as
-    they are for `update`, and named in UPDATES.
+    they are for `update`, and named in UPDATES. With nothing changed, `tidy` removes UPDATES
+    (make lab, before it opens a tab on it); `update` keeps it, to say all is up to date.
     """
     copy = Path(copy)
     copy.mkdir(parents=True, exist_ok=True)
@@ -199,10 +212,16 @@ def sync(copy=COPY, source=SOURCE, trust=False):
     write_manifest(copy, manifest)
     note = copy / UPDATES
     if changed:
-        note.write_text(UPDATE_NOTE.format(chapters="\n".join(f"- [{name}]({name})" for name in changed)))
-    elif note.exists():
+        offer(copy, changed)
+    elif tidy and note.exists():
         note.unlink()
     return added, changed
+
+
+def offer(copy, changed):
+    """UPDATES: the chapters that wait for `update`, or, with none, that all are up to date."""
+    listed = "\n".join(f"- [{name}]({name})" for name in changed)
+    (copy / UPDATES).write_text(UPDATE_NOTE.format(chapters=listed) if changed else UP_TO_DATE)
 
 
 @dataclass
@@ -211,7 +230,8 @@ class Carried:
     name: str
     answers: int = 0                             # answer cells carried over
     added: int = 0                               # cells of the learner's own carried over
-    edited: list = field(default_factory=list)   # first lines of chapter cells the learner edited
+    kept: int = 0                                # edits to chapter cells the edition left alone
+    edited: list = field(default_factory=list)   # first lines of edited cells the edition changed
     dropped: list = field(default_factory=list)  # first lines of answers to exercises now gone
     earlier: Path = None                         # where the learner's whole previous file is
 
@@ -220,10 +240,15 @@ class Carried:
         kept = [f"{self.answers} answer cell{'s' if self.answers != 1 else ''}"]
         if self.added:
             kept.append(f"{self.added} cell{'s' if self.added != 1 else ''} you added")
-        said = [f"{self.name}: updated, keeping {' and '.join(kept)}."]
+        if self.kept:
+            kept.append(f"{self.kept} edit{'s' if self.kept != 1 else ''} of yours to the "
+                        "chapter's cells")
+        listed = kept[0] if len(kept) == 1 else f"{', '.join(kept[:-1])} and {kept[-1]}"
+        said = [f"{self.name}: updated, keeping {listed}. Outputs are not carried over: run "
+                "the cells again to see them."]
         earlier = f"{where}/{EARLIER}/{self.earlier.name}" if self.earlier else "your previous file"
-        lost = [f"    - your edit to the cell that begins {line!r} (the new version of that cell "
-                "is in its place)" for line in self.edited]
+        lost = [f"    - your edit to the cell that begins {line!r} (the chapter changed that "
+                "cell: its new version is in its place)" for line in self.edited]
         lost += [f"    - your answer in the cell that begins {line!r} (the new version has no "
                  "such exercise)" for line in self.dropped]
         if lost:
@@ -242,10 +267,12 @@ def carried_over(new, old, recorded=None, name=""):
     Answer cells come back by id. A cell of the old copy whose id was not in the edition it was
     copied from (`recorded`, {id: digest}; without it, not in the new edition) is the learner's
     own: it comes back after the cell it followed, or after the title if that cell is gone. A
-    cell of that edition whose source the learner changed is not carried: it is named."""
+    cell of that edition whose source the learner changed comes back in place of the new
+    edition's if the new edition left that cell as it was; otherwise it is named."""
     report = Carried(name)
     known = set(recorded) if recorded is not None else {cell.get("id") for cell in new.cells}
     fresh = {cell.get("id") for cell in new.cells}
+    at = {cell.get("id"): index for index, cell in enumerate(new.cells)}
     answers = {cell.get("id"): cell for cell in old.cells if is_answer_cell(cell)}
     for index, cell in enumerate(new.cells):
         mine = answers.get(cell.get("id")) if is_answer_cell(cell) else None
@@ -270,14 +297,21 @@ def carried_over(new, old, recorded=None, name=""):
             if ident not in fresh:
                 report.dropped.append(first_line(cell))
         elif recorded is not None and recorded.get(ident) != digest(cell.source):
-            report.edited.append(first_line(cell))
+            if ident in fresh and digest(new.cells[at[ident]].source) == recorded.get(ident):
+                kept = nbformat.from_dict(dict(cell))  # the edition left it: the edit stays
+                if kept.cell_type == "code":
+                    kept.outputs, kept.execution_count = [], None
+                new.cells[at[ident]] = kept
+                report.kept += 1
+            else:
+                report.edited.append(first_line(cell))
     cells = []
     for cell in new.cells:
         cells.append(cell)
         cells += after.pop(cell.get("id"), [])
     orphans = after.pop(None, [])  # they followed no cell the new edition still has
-    at = 1 if cells and cells[0].cell_type == "markdown" else 0
-    new.cells = cells[:at] + orphans + cells[at:]
+    top = 1 if cells and cells[0].cell_type == "markdown" else 0
+    new.cells = cells[:top] + orphans + cells[top:]
     return new, report
 
 
@@ -326,7 +360,7 @@ def updates(copy=COPY, source=SOURCE, trust=False, keep=()):
     """`update`, returning for each chapter updated what was carried over and what was not
     (a `Carried`)."""
     copy = Path(copy)
-    added, changed = sync(copy, source, trust)
+    added, changed = sync(copy, source, trust, tidy=False)
     manifest = read_manifest(copy)
     waiting = [name for name in changed if name in keep]
     changed = [name for name in changed if name not in keep]
@@ -344,8 +378,10 @@ def updates(copy=COPY, source=SOURCE, trust=False, keep=()):
         write_notebook(target, notebook, trust)
         done.append(report)
     write_manifest(copy, manifest)
-    if not waiting:
-        (copy / UPDATES).unlink(missing_ok=True)
+    if waiting or done:
+        offer(copy, waiting)  # what still waits, or that nothing does, for a tab that shows it
+    else:
+        (copy / UPDATES).unlink(missing_ok=True)  # nothing was offered: no tab shows the list
     return done
 
 
@@ -369,12 +405,15 @@ def run(command="sync", where=None, edition=None):
         where = shown(copy)
         # what is still waiting is only what a running lab has open: anything else that still
         # differs from the new edition right after an update is not a learner's to fix
-        waiting = [name for name in sync(copy, source)[1] if name in busy]
+        waiting = [name for name in sync(copy, source, tidy=False)[1] if name in busy]
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
                   f"(your previous files are in {where}/{EARLIER}/).")
             for report in done:
                 print("\n".join(report.lines(where)))
+            if not waiting and (copy / UPDATES).exists():
+                print(f"{where}/{UPDATES} now says every chapter is up to date: a tab that "
+                      "still shows the old list shows that once reloaded, or close it.")
         elif not waiting:
             print(f"Every chapter in {where}/ is up to date.")
         if waiting:
@@ -396,9 +435,13 @@ def run(command="sync", where=None, edition=None):
     else:
         print(f"Your copy of the workbook is {where}/ (your work stays there).")
     if changed:
-        print(f"Newer versions of {', '.join(changed)} are available. Your copies are untouched; "
-              "close their tabs, then `make lab-update` brings them in and keeps your answers "
-              f"(also said in {where}/{UPDATES}).")
+        one = len(changed) == 1
+        which = (f"A newer version of {changed[0]} is" if one
+                 else f"Newer versions of {', '.join(changed)} are")
+        print(f"{which} available. Your {'copy is' if one else 'copies are'} untouched; "
+              f"`make lab-update` brings the new {'version' if one else 'versions'} in and keeps "
+              f"your answers (close {'its tab' if one else 'the tab of each'} first, if open; "
+              f"{where}/{UPDATES} says the same).")
     return 0
 
 

@@ -95,7 +95,7 @@ def test_a_chapter_open_in_a_running_lab_is_left_for_later(tmp_path, source):
     assert (copy / CHAPTER_1).read_bytes() == mine           # untouched while its tab is open
     assert CHAPTER_1 in (copy / learner.UPDATES).read_text()  # and still offered
     assert learner.update(copy, source) == [CHAPTER_1]       # once it is closed
-    assert not (copy / learner.UPDATES).exists()
+    assert (copy / learner.UPDATES).read_text() == learner.UP_TO_DATE
 
 
 def test_no_running_lab_holds_a_folder_open(tmp_path):
@@ -137,11 +137,30 @@ def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_p
     learner.sync(copy, source)
     note = (copy / learner.UPDATES).read_text()
     assert f"- [{CHAPTER_1}]({CHAPTER_1})" in note  # a link JupyterLab opens the chapter from
-    assert "make lab-update" in note and "close their tabs" in note
+    assert "make lab-update" in note and "close the tab of any of them that is\nopen" in note
+    assert "Outputs are\nnot carried: run the cells again" in note
     assert sorted(p.name for p in copy.iterdir() if not p.name.startswith("."))[:2] == \
         [learner.START, learner.UPDATES]
     learner.update(copy, source)
+    # a tab still open on the note would say "Newer chapters are available" for ever: the file
+    # now says all is up to date, which the tab shows once reloaded
+    assert (copy / learner.UPDATES).read_text().startswith("# All chapters are up to date")
+    learner.sync(copy, source)          # make lab, before it opens anything, tidies it away
     assert not (copy / learner.UPDATES).exists()
+    learner.update(copy, source)        # an update with nothing to do writes no note
+    assert not (copy / learner.UPDATES).exists()
+
+
+def test_make_lab_names_one_newer_chapter_as_one(tmp_path, source, capsys):
+    copy = tmp_path / "mine"
+    learner.run("sync", str(copy), str(source))
+    change_chapter(source)
+    capsys.readouterr()
+    learner.run("sync", str(copy), str(source))
+    said = capsys.readouterr().out
+    assert f"A newer version of {CHAPTER_1} is available. Your copy is untouched" in said, said
+    assert "brings the new version in" in said and "(close its tab first, if open;" in said
+    assert "their tabs" not in said and "Newer versions" not in said
 
 
 def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
@@ -261,23 +280,35 @@ def test_an_update_carries_the_learners_own_cells_and_names_what_it_cannot(tmp_p
     assert updated.cells[ids.index(scratch)].source == "print('my scratch work')"
     assert updated.cells[-1].source == "my own note"
     assert answer_cell(updated).source == MY_ANSWER
-    # the edit to a chapter's own cell is not carried: the new edition's cell is in place, and
-    # the update says which cell it was and where the learner's version is
-    chapter = {c.id: c.source for c in nbformat.read(source / CHAPTER_1, as_version=4).cells}
-    assert updated.cells[ids.index("c01-008")].source == chapter["c01-008"]
+    # the author changed another cell: the learner's edit to c01-008 stays, and the update
+    # says what it kept, and that outputs are not carried
+    assert updated.cells[ids.index("c01-008")].source.startswith("# I tried my own values")
     said = capsys.readouterr().out
-    earlier = copy / learner.EARLIER / "01-purpose-and-validation.1.ipynb"
-    assert "keeping 3 answer cells and 2 cells you added." in said, said
-    assert (f"  Not carried over, and kept in {learner.shown(copy)}/{learner.EARLIER}/"
-            f"{earlier.name}:\n    - your edit to the cell that begins '# I tried my own values' "
-            "(the new version of that cell is in its place)") in said, said
-    kept = nbformat.read(earlier, as_version=4)
-    assert any(c.source.startswith("# I tried my own values") for c in kept.cells)
-    # once updated, nothing is left to name: the next update of the same chapter carries the
-    # same cells again and names no edit
+    assert ("keeping 3 answer cells, 2 cells you added and 1 edit of yours to the chapter's "
+            "cells. Outputs are not carried over: run the cells again to see them.") in said, said
+    assert "Not carried over" not in said
+    # the next update carries the same cells and the same edit again, and names nothing
     change_chapter(source, "Another one.")
     [report] = learner.updates(copy, source)
-    assert (report.answers, report.added, report.edited, report.dropped) == (3, 2, [], [])
+    assert (report.answers, report.added, report.kept, report.edited, report.dropped) == \
+        (3, 2, 1, [], [])
+    # an edit to a cell the author changed too cannot be carried: the new edition's cell is in
+    # place, and the update says which cell it was and where the learner's version is
+    path = source / CHAPTER_1
+    notebook = nbformat.read(path, as_version=4)
+    next(c for c in notebook.cells if c.id == "c01-008").source += "\n# the author's change"
+    nbformat.write(notebook, path)
+    assert learner.run("update", str(copy), str(source)) == 0
+    said = capsys.readouterr().out
+    chapter = {c.id: c.source for c in nbformat.read(source / CHAPTER_1, as_version=4).cells}
+    updated = nbformat.read(copy / CHAPTER_1, as_version=4)
+    assert next(c for c in updated.cells if c.id == "c01-008").source == chapter["c01-008"]
+    earlier = copy / learner.EARLIER / "01-purpose-and-validation.3.ipynb"
+    assert (f"  Not carried over, and kept in {learner.shown(copy)}/{learner.EARLIER}/"
+            f"{earlier.name}:\n    - your edit to the cell that begins '# I tried my own values' "
+            "(the chapter changed that cell: its new version is in its place)") in said, said
+    kept = nbformat.read(earlier, as_version=4)
+    assert any(c.source.startswith("# I tried my own values") for c in kept.cells)
 
 
 def test_an_answer_to_an_exercise_the_new_edition_dropped_is_named(tmp_path, source):
