@@ -246,13 +246,13 @@ def test_the_alt_says_when_operations_share_a_tick():
     # at 108 the demo reads, purges and forgets: the cursor of the purge and of the forget sits
     # right of the tick's mark, which read as "later than 108" until the alt said why
     explorer = explore(observe(demo_scenario()), step=12)
-    assert ("now = 108: purge orchard returns 1 removed. The 3 operations at 108 share that "
-            "tick's width, side by side in the order they ran; this is number 2. What is still "
-            "to come is dimmed.") in explorer.alt
+    assert ("now = 108: purge orchard returns 1 removed. Operations at one tick are drawn side "
+            "by side: this is 2 of 3 at 108. What is still to come is dimmed.") in explorer.alt
+    assert "the 3 operations at tick 108 share the width of that tick" in explorer.description
     explorer.step = 13
-    assert "this is number 3. This is the last step" in explorer.alt
+    assert "this is 3 of 3 at 108. This is the last step" in explorer.alt
     explorer.step = 1
-    assert "side by side" not in explorer.alt
+    assert "side by side" not in explorer.alt and "side by side" not in explorer.description
 
 
 def test_the_announcement_leads_with_what_changed():

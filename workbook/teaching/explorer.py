@@ -511,9 +511,8 @@ class Explorer(anywidget.AnyWidget):
         coming = ("What is still to come is dimmed." if state.order < state.last
                   else "This is the last step: nothing is still to come.")
         shared = sharing(self.run).loc[state.order]
-        side = (f" The {shared['count']} operations at {state.time} share that tick's width, side "
-                f"by side in the order they ran; this is number {shared['place'] + 1}."
-                if shared["count"] > 1 else "")
+        side = (f" Operations at one tick are drawn side by side: this is {shared['place'] + 1} "
+                f"of {shared['count']} at {state.time}." if shared["count"] > 1 else "")
         return (f"The timeline “{self.title}” with the cursor at step {state.step} of "
                 f"{state.last + 1}, now = {state.time}: {state.did()}.{side} {coming}")
 
@@ -526,6 +525,12 @@ class Explorer(anywidget.AnyWidget):
                      "there.", coming)
         else:
             parts = (*self.cursor.figure.description.parts, coming)
+        shared = sharing(self.run).loc[self.order]
+        if shared["count"] > 1:
+            parts += (f"The cursor: the {shared['count']} operations at tick {shared['time']} "
+                      "share the width of that tick, side by side in the order they ran, so the "
+                      "cursor of a later one sits right of the mark for the tick; it is still that "
+                      "tick.",)
         return Description(self.title, self.picture_alt(), parts)
 
     def show(self, change=None):
