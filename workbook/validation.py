@@ -9,7 +9,7 @@ import json
 import re
 
 NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
-# A surrogate code point is half of a UTF-16 pair, not a character: it has no UTF-8 form.
+# A surrogate (a code point from U+D800 to U+DFFF) is no character and has no UTF-8 form.
 SURROGATE = re.compile("[\ud800-\udfff]")
 KINDS = ("checkpoint", "fact")
 FIELDS = {"checkpoint": {"schema", "step", "items"},

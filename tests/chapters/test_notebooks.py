@@ -101,7 +101,7 @@ def test_the_python_that_made_the_outputs_is_recorded_once_and_chapter_1_shows_i
     [version] = set(made_by.values())
     cells = {c["id"]: c for c in json.loads(CHAPTERS[0].read_text())["cells"]}
     recorded = "".join(cells["c01-001a"]["outputs"][0]["text"])
-    assert "the specification's reference run used Python 3.12.10\n" in recorded
+    assert "the specification names Python 3.12.10\n" in recorded
     assert "the Python running this cell is 3.12 or later: True\n" in recorded
     assert "nbval-ignore-output" in cells["c01-001b"]["metadata"]["tags"]
     [running] = cells["c01-001b"]["outputs"]
