@@ -269,7 +269,29 @@ def summary(record):
             found[name][key] = round(statistics.median(s[key] for s in students), 1)
         found[name].update({key: run["shared"][key] for key in ("hub PSS MiB", "proxy PSS MiB")})
     found["ahead"]["servers started ahead s"] = record["started ahead s"]
+    found["plan"] = plan(found, record)
     return found
+
+
+PLAN = 300  # the class docs/hub.md plans for
+
+
+def plan(found, record, students=PLAN):
+    """A class of `students` from this run's medians: memory while every student has a server and
+    chapter 1's kernel, and the cores that put every student's first cell within GOAL seconds of
+    logging in, cold and with the servers started ahead (whose start then takes the time given,
+    on those cores). The hub's CPU per login is its CPU after the cold round over the students."""
+    cold = found["cold"]
+    per_login_hub = record["cold"]["shared"]["hub CPU s"] / record["students"]
+    student = cold["server PSS MiB"] + cold["kernel PSS MiB"]
+    memory = students * student + cold["hub PSS MiB"] + cold["proxy PSS MiB"]
+    cold_cpu = cold["server CPU s"] + cold["kernel CPU s"] + per_login_hub
+    ahead_cpu = cold["kernel CPU s"] + per_login_hub
+    cores_ahead = max(1, -(-students * ahead_cpu // GOAL))
+    return {"students": students, "MiB a student": round(student), "memory GiB": round(memory / 1024, 1),
+            "CPU s a cold login": round(cold_cpu, 1), "CPU s a login, server started ahead": round(ahead_cpu, 1),
+            "cores cold": int(-(-students * cold_cpu // GOAL)), "cores ahead": int(cores_ahead),
+            "start ahead minutes on those cores": round(students * cold["server CPU s"] / cores_ahead / 60, 1)}
 
 
 def markdown(record):
@@ -301,6 +323,13 @@ def markdown(record):
              f"{record['cold']['shared']['hub RSS MiB']} | {record['cold']['shared']['hub CPU s']} |",
              f"| the proxy (configurable-http-proxy) | {cold['proxy PSS MiB']} | "
              f"{record['cold']['shared']['proxy RSS MiB']} | {record['cold']['shared']['proxy CPU s']} |",
+             "",
+             f"A class of {s['plan']['students']}, from these medians: {s['plan']['MiB a student']} MiB a student "
+             f"(a server and chapter 1's kernel), {s['plan']['memory GiB']} GiB with every student in; "
+             f"{s['plan']['CPU s a cold login']} CPU s a cold login, so {s['plan']['cores cold']} cores for every first cell "
+             f"within {GOAL:.0f} s cold; {s['plan']['CPU s a login, server started ahead']} CPU s a login with the servers "
+             f"started ahead, so {s['plan']['cores ahead']} cores, on which starting the {s['plan']['students']} servers ahead "
+             f"takes {s['plan']['start ahead minutes on those cores']} minutes.",
              "",
              "| student | cold: server ready | cold: cell | ahead: cell | server PSS MiB | kernel PSS MiB |",
              "|---|---:|---:|---:|---:|---:|"]

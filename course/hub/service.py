@@ -180,9 +180,23 @@ def start_hub(settings, environment, config):
     return replaced
 
 
+def with_command_line(named):
+    """The pids of every process whose command line holds `named`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid() and alive(int(entry.name), named):
+            found.append(int(entry.name))
+    return found
+
+
 def stop_hub(state):
-    """Stop the hub alone (its servers and the proxy stay); whether one ran."""
-    return end(hub_pid(state), "jupyterhub")
+    """Stop the hub alone (its servers and the proxy stay); whether one ran. The hub stops the
+    services it started (the idle culler); one left by a hub that was killed is stopped here."""
+    stopped = end(hub_pid(state), "jupyterhub")
+    culler = f"{Path(state).parent / 'env' / 'bin' / 'python'} -m jupyterhub_idle_culler"
+    for pid in with_command_line(culler):
+        end(pid, culler)
+    return stopped
 
 
 # --------------------------------------------------------------------------------- the servers
