@@ -419,3 +419,21 @@ def test_the_end_of_term_says_what_it_removes_and_how_to_keep_the_gradebook(tmp_
     said = teardown.describe([("ada", "/home/ada")], [Path("/srv/hub")], None)
     assert "1 accounts" not in said and "ada (/home/ada)" in said and "/srv/hub" in said and "KEEP=DIR" in said
     assert "copied to /kept first" in teardown.describe([], [], Path("/kept"))
+
+
+def test_a_proxy_or_hub_that_does_not_come_up_is_said_in_one_sentence(tmp_path):
+    # make hub waits for each with a bound, and a process that ends at once ends the wait at once
+    from course.hub import service
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "jupyterhub").write_text("#!/bin/sh\nexit 3\n")
+    os.chmod(tmp_path / "env" / "bin" / "jupyterhub", 0o755)
+    settings = {"state": str(tmp_path), "ip": "127.0.0.1", "port": 9, "hub_port": 9, "proxy_api_port": 9,
+                "proxy": "/bin/false", "env": str(tmp_path / "env")}
+    with pytest.raises(RuntimeError) as raised:
+        service.ensure_proxy(settings, "token")
+    assert str(raised.value) == f"the proxy did not start; its log, {tmp_path / 'proxy.log'}, says why"
+    with pytest.raises(RuntimeError) as raised:
+        service.start_hub(settings, dict(os.environ), tmp_path / "jupyterhub_config.py")
+    assert str(raised.value).startswith("JupyterHub stopped as it started (exit status 3)")
+    assert service.proxy_running(tmp_path) == (None, None) and service.hub_pid(tmp_path) is None
+    assert service.running_servers(tmp_path) == {}  # no database yet: nothing started
