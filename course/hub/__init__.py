@@ -6,7 +6,6 @@ accounts, the environment their servers run in, nbgrader's exchange and the feed
     checks       everything make hub checks before it changes anything, each problem one sentence
     exposure     worked answers a student could read anywhere on the machine, looked for as `nobody`
     clone        this clone closed to the students
-    package      what the class edition of the package (course.editions.package) needs beside it
     environment  what the hub and the servers run: a world-readable Python, the course venv, the proxy
     exchange     the instructor's nbgrader course folder and the exchange between them
     collect      nbgrader's collect, skipping a submission made in another student's name
