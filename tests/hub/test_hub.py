@@ -670,7 +670,7 @@ def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, p
     setup = subprocess.run([str(hub.tree / ".venv" / "bin" / "workbook-hub"), "setup",
                             "--dir", str(hub.dir), "--homes", str(hub.homes), "--roster", str(hub.roster),
                             "--instructor", INSTRUCTOR, "--port", str(hub.port), "--accept-readable", "all"],
-                           capture_output=True, text=True, timeout=600)
+                           cwd=hub.tree, capture_output=True, text=True, timeout=600)  # the clone it runs in
     assert setup.returncode == 0, setup.stdout + setup.stderr
     page.goto(hub.url("/hub/home"))
     page.locator("#stop").click()
