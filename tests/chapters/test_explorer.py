@@ -209,6 +209,8 @@ def test_every_step_is_announced_in_short_and_the_whole_step_on_request():
             assert f"{name} {returns}" in whole
         assert f"records holds {len(state.rows)} row" in whole or "records holds no rows" in whole
         assert f"step {order + 1} of 13" in explorer.alt and "→" not in explorer.alt
+        # only a step that shares its tick says so (102: 3 to 5, 103: 6 to 8, 108: 11 to 13)
+        assert ("drawn side by side" in explorer.alt) == (order + 1 in {3, 4, 5, 6, 7, 8, 11, 12, 13})
         said.add(spoken + whole)
     assert len(said) == len(run.operations)
     explorer.step = 11
@@ -238,21 +240,14 @@ def test_the_last_steps_alt_says_nothing_is_still_to_come():
     explorer = explore(run, step=13)
     assert explorer.alt.endswith("This is the last step: nothing is still to come.")
     assert "dimmed" not in explorer.alt
-    explorer.step = 12
-    assert explorer.alt.endswith("What is still to come is dimmed.")
-
-
-def test_the_alt_says_when_operations_share_a_tick():
     # at 108 the demo reads, purges and forgets: the cursor of the purge and of the forget sits
     # right of the tick's mark, which read as "later than 108" until the alt said why
-    explorer = explore(observe(demo_scenario()), step=12)
+    assert "side by side: this is 3 of 3 at 108. This is the last step" in explorer.alt
+    explorer.step = 12
+    assert explorer.alt.endswith("What is still to come is dimmed.")
     assert ("now = 108: purge orchard returns 1 removed. Operations at one tick are drawn side "
             "by side: this is 2 of 3 at 108. What is still to come is dimmed.") in explorer.alt
     assert "the 3 operations at tick 108 share the width of that tick" in explorer.description
-    explorer.step = 13
-    assert "this is 3 of 3 at 108. This is the last step" in explorer.alt
-    explorer.step = 1
-    assert "side by side" not in explorer.alt and "side by side" not in explorer.description
 
 
 def test_the_announcement_leads_with_what_changed():
