@@ -108,7 +108,7 @@ def test_chapter_page_holds_headings_tables_and_images(built, notebook):
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_page_loads_nothing_from_the_network(built, notebook):
     text = (built / f"{notebook.stem}.html").read_text(encoding="utf-8")
-    page = BeautifulSoup(text, "html.parser")
+    page = soup_of(built / f"{notebook.stem}.html")
     assert network_loads(page) == []
     assert [s for s in page.find_all("script") if s.get("src")] == []
     assert not page.find_all("link", href=True)  # every stylesheet is inline
