@@ -26,10 +26,10 @@ import os
 import sys
 from pathlib import Path
 
-from course.grader.chapters import GRADED, ROOT, SOURCE, graded_chapters, select  # noqa: E402
-from course.grader.gradebook import as_json, grade_class, summary, write  # noqa: E402
-from course.grader.judge.sandboxes import isolation_here  # noqa: E402
-from course.grader.sandbox.jail import Limits  # noqa: E402
+from course.grader.chapters import GRADED, ROOT, SOURCE, graded_chapters, select
+from course.grader.gradebook import as_json, grade_class, summary, write
+from course.grader.judge.sandboxes import isolation_here
+from course.grader.sandbox.jail import Limits
 
 
 def cores():

@@ -17,7 +17,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from course.grader.chapters import own_cell, stubbed
+from course.grader.chapters import own_cell
+from course.notebook import nbgrader_stubbed
 from course.grader.judge.sandboxes import Sandboxes, isolation_here
 from course.grader.judge.session import Job, run_all
 from course.grader.sandbox.jail import Limits
@@ -105,7 +106,7 @@ def plan(chapter, found):
         cell_id = cell.get("id")
         if cell_id in answer_of:
             exercise = answer_of[cell_id]
-            stub = stubbed(cell.source)[0]
+            stub = nbgrader_stubbed(cell.source)
             answer = found.get(exercise.number)
             items.append({"kind": "answer", "exercise": exercise.number, "cell_id": cell_id,
                           "source": answer.source if answer else stub, "stub": stub})

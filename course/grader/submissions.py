@@ -27,7 +27,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grader.chapters import load_notebook
+from course.notebook import load
 
 
 @dataclass
@@ -65,7 +65,7 @@ def read_notebook(path):
     if found.st_size > MOST_BYTES:
         return None, f"it is larger than {MOST_BYTES >> 20} MB"
     try:
-        return load_notebook(path), None
+        return load(path), None
     except Exception as error:  # invalid JSON, not a notebook, unreadable file
         return None, f"{type(error).__name__}"
 

@@ -19,7 +19,6 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from course.editions.package import ROOT
 from course.grader.sandbox import jail
 
 MODES = ("isolated", "partial", "none")
@@ -123,7 +122,7 @@ class Sandboxes:
             os.mkdir(self.root)
         self.log = open(self.folder / "zygote.log", "w+b")
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = {"isolation": isolation.mode, "root": self.root, "package_parent": str(ROOT),
+        settings = {"isolation": isolation.mode, "root": self.root, "package_parent": package_parent(),
                     "readable": readable_paths(), "owner": os.getpid()}
         environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                        "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "agg",
@@ -189,6 +188,14 @@ class Sandboxes:
         shutil.rmtree(self.folder, ignore_errors=True)
         for folder in Path(tempfile.gettempdir()).glob(f"workbook-sandbox-{os.getpid()}-*"):
             shutil.rmtree(folder, ignore_errors=True)  # each one's, without namespaces
+
+
+def package_parent():
+    """The folder the import system finds `workbook` in (an editable install: the clone it was
+    installed from). The jail puts the package's class edition there, so that the same import
+    finds it inside."""
+    import importlib.util
+    return str(Path(importlib.util.find_spec("workbook").origin).resolve().parents[1])
 
 
 def sweep():

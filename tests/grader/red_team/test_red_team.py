@@ -10,7 +10,6 @@ import hashlib
 import json
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
