@@ -55,7 +55,7 @@ test-browser: venv ## The learner's copy worked through in headless Chromium (sc
 	@tools/install-browser
 	$(PY) -m pytest tests/browser -q
 
-test-a11y: venv ## WCAG 2.1 AA: axe-core on the HTML edition and on chapter 5 in JupyterLab.
+test-a11y: venv ## The HTML edition offline and for a screen reader; WCAG 2.1 AA: axe-core on it and on chapter 5 in JupyterLab.
 	@tools/install-browser
 	@tools/install-axe
 	$(PY) -m pytest tests/a11y -q
