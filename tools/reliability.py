@@ -172,7 +172,7 @@ def said(record):
 
 
 def loads(ran):
-    return (f"load average {ran['load before'][0]:g} before and {ran['load after'][0]:g} after "
+    return (f"Load average {ran['load before'][0]:g} before and {ran['load after'][0]:g} after "
             "(one minute)")
 
 
