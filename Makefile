@@ -16,11 +16,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv lab lab-update author export notebooks html test test-tooling test-grader \
         test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
-        hub hub-stop hub-status hub-servers hub-feedback hub-teardown pins bench bench-record
+        hub hub-stop hub-status hub-servers hub-feedback hub-teardown pins bench bench-record \
+        reliability-record
 
 help: ## Show every target, by who it is for.
 	@awk 'BEGIN { FS = ":.*## " } /^## / { printf "\n%s\n", substr($$0, 4) } \
-	     /^[a-z0-9-]+:.*## / { printf "  make %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	     /^[a-z0-9-]+:.*## / { printf "  make %-19s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 ## For a learner
 lab: venv ## JupyterLab on your own copy of the chapters, my-workbook/ (made the first time, never overwritten).
@@ -55,7 +56,7 @@ test-browser: venv ## The learner's copy worked through in headless Chromium (sc
 	@tools/install-browser
 	$(PY) -m pytest tests/browser -q
 
-test-a11y: venv ## WCAG 2.1 AA: axe-core on the HTML edition and on chapter 5 in JupyterLab.
+test-a11y: venv ## The HTML edition offline and for a screen reader; WCAG 2.1 AA: axe-core on it and on chapter 5 in JupyterLab.
 	@tools/install-browser
 	@tools/install-axe
 	$(PY) -m pytest tests/a11y -q
@@ -171,3 +172,11 @@ endif
 bench-record: venv ## The same, kept as the record in docs/bench/ (and workbook/benchmarks/).
 	$(if $(filter hub,$(WHAT)),@tools/install-browser && tools/install-node)
 	$(PY) -m bench $(WHAT) --record $(ARGS)
+
+# RUN: test (make test once: the reliability figures its end prints, its tests, its time), soak
+# (make soak), mutate (make mutate's score) or loaded (make test from TIMES fresh clones while two
+# busy loops keep the cores busy). docs/reliability/figures.md is rendered from every record.
+RUN ?= test
+TIMES ?= 10
+reliability-record: venv ## A check's figures, RUN=test|soak|mutate|loaded, kept as the record in docs/reliability/.
+	$(PY) tools/reliability.py $(RUN) $(if $(filter loaded,$(RUN)),$(TIMES))

@@ -1,4 +1,5 @@
 import collections
+import json
 import os
 
 import pytest
@@ -44,10 +45,27 @@ def figures():
     return FIGURES
 
 
-def pytest_sessionfinish(session):
+# WORKBOOK_FIGURES=path (tools/reliability.py, make reliability-record): at the end of the run
+# the controller writes there what its end prints (the figures) and what its tests came to.
+FIGURES_FILE = "WORKBOOK_FIGURES"
+
+
+def pytest_sessionfinish(session, exitstatus):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["figures"] = dict(FIGURES)
+    elif os.environ.get(FIGURES_FILE) and not session.config.option.collectonly:
+        write_figures(session, exitstatus, os.environ[FIGURES_FILE])
+
+
+def write_figures(session, exitstatus, path):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", {})
+    tests = {outcome: len(stats.get(outcome, [])) for outcome in ("passed", "failed", "skipped", "error")}
+    tests["collected"] = session.testscollected
+    with open(path, "w") as handle:
+        json.dump({"exit status": int(exitstatus), "soak": SOAK, "tests": tests,
+                   "figures": dict(sorted(FIGURES.items()))}, handle, indent=1)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,3 +1,16 @@
 """make test-a11y: axe-core in Debian's Chromium, driven by Playwright's Python client, with the
-browser test's own fixtures (its Chromium, and `make lab` in a temporary copy of the tree)."""
+browser test's own fixtures (its Chromium, and `make lab` in a temporary copy of the tree); and
+the HTML edition's pages read without a browser (test_html_pages.py)."""
+import pytest
+
 from labpage import browser, lab, page  # noqa: F401 (fixtures)
+
+
+@pytest.fixture(scope="session")
+def html_edition_built(tmp_path_factory):
+    """The HTML edition, built once for the pages' structure (test_html_pages.py) and axe-core's
+    checks (test_html_edition.py)."""
+    from course.editions import html as html_edition
+    out = tmp_path_factory.mktemp("html")
+    html_edition.build(out)
+    return out

@@ -1,7 +1,7 @@
 """Every page of the HTML edition passes axe-core's WCAG 2.0/2.1 A and AA rules: 0 violations.
 
-The edition is built fresh (course/editions/html.py, as make html builds it) into a temporary
-folder and each page is opened from disk in Chromium. The counts go to build/a11y/html.json.
+The edition is built fresh (course/editions/html.py, as make html builds it; conftest.py) into a
+temporary folder and each page is opened from disk in Chromium. The counts go to build/a11y/html.json.
 """
 
 import pytest
@@ -17,10 +17,8 @@ REPORT = {}
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html")
-    html_edition.build(out)
-    yield out
+def built(html_edition_built):
+    yield html_edition_built
     save("html", REPORT)
 
 

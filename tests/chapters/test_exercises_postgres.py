@@ -103,3 +103,26 @@ def test_the_checks_still_answer_after_the_pages_server_is_gone(postgres_server)
         assert exercises.SERVER["own"] is not gone and exercises.answering(exercises.SERVER["own"])
     finally:
         practise_on(postgres_server)
+
+
+def test_starting_the_checks_own_server_is_not_counted_in_the_time_limit(postgres_server,
+                                                                        monkeypatch):
+    """Starting a server takes seconds, many on a busy machine: the check's limit is for the
+    learner's code alone, so the server is there before the limit starts counting."""
+    import workbook.teaching.exercises as checks
+    from workbook.teaching.exercises import postgres as exercises
+
+    def start_one():        # as the_server starts the checks' own, without the wait
+        exercises.SERVER.setdefault("own", postgres_server)
+        return postgres_server
+    monkeypatch.setattr(exercises, "SERVER", {"given": None})
+    monkeypatch.setattr(exercises, "the_server", start_one)
+    ready_when_the_limit_starts = []
+    limited = checks.within
+
+    def within(seconds, function, *arguments):
+        ready_when_the_limit_starts.append("own" in exercises.SERVER)
+        return limited(seconds, function, *arguments)
+    monkeypatch.setattr(checks, "within", within)
+    assert q2.verdict(solution(q2)["policy"]).correct
+    assert ready_when_the_limit_starts == [True] and exercises.SERVER["own"] is postgres_server

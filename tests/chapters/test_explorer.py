@@ -21,6 +21,17 @@ SCENARIOS = [demo_scenario, late_purge_scenario, clock_backwards_scenario]
 FACT_TEXT = fact()["text"]
 
 
+@pytest.fixture
+def undrawn(monkeypatch):
+    """For a test of what the explorer says, or of where its cursor, veil and markers are:
+    each step still moves them on the figure, but the figure is not rasterized into a PNG
+    (drawing 13 pictures was most of such a test's time). The pictures themselves are drawn,
+    at every step of every scenario, by test_every_slider_position_shows_what_the_store_says,
+    and held to their alt text and to one another by the tests without this fixture."""
+    from workbook.teaching import explorer
+    monkeypatch.setattr(explorer, "png_bytes", lambda figure: b"\x89PNG not drawn")
+
+
 def replay(operations, folder):
     """Run the operations as performed against a fresh file with the store's own functions.
 
@@ -114,7 +125,7 @@ def test_hidden_but_present_at_108_in_the_demo():
     assert "<i>no rows</i>" in after_forget.to_html()
 
 
-def test_clock_pass_is_named_and_the_cursor_follows_it():
+def test_clock_pass_is_named_and_the_cursor_follows_it(undrawn):
     run = observe(clock_backwards_scenario())
     explorer = explore(run)
     numbers = passes(run)
@@ -132,7 +143,7 @@ def test_clock_pass_is_named_and_the_cursor_follows_it():
     assert "clock pass" not in state_at(run, 2).header()
 
 
-def test_the_current_operation_is_enlarged_and_the_others_are_not():
+def test_the_current_operation_is_enlarged_and_the_others_are_not(undrawn):
     run = observe(demo_scenario())
     explorer = explore(run)
     for order in (0, 6, 11):
@@ -165,7 +176,7 @@ def test_static_fallback_is_deterministic_and_holds_no_ids():
     assert repr(first) == "<time explorer at step 4 of 6>"
 
 
-def test_no_fact_text_anywhere():
+def test_no_fact_text_anywhere(undrawn):
     run = observe(demo_scenario())
     for order in range(len(run.operations)):
         state = state_at(run, order)
@@ -174,7 +185,7 @@ def test_no_fact_text_anywhere():
     assert FACT_TEXT not in bundle["text/plain"] + bundle["text/html"]
 
 
-def test_the_widget_is_what_the_browser_test_looks_for():
+def test_the_widget_is_what_the_browser_test_looks_for(undrawn):
     explorer = explore(demo_scenario())
     assert isinstance(explorer, Explorer)
     assert "workbook-explorer" in explorer._dom_classes
@@ -188,7 +199,7 @@ def test_the_widget_is_what_the_browser_test_looks_for():
     assert (explorer.step, explorer.steps) == (1, 13)
 
 
-def test_every_step_is_announced_in_short_and_the_whole_step_on_request():
+def test_every_step_is_announced_in_short_and_the_whole_step_on_request(undrawn):
     run = observe(demo_scenario())
     explorer = explore(run)
     said = set()
@@ -227,7 +238,7 @@ def test_every_step_is_announced_in_short_and_the_whole_step_on_request():
     assert explorer.step == 11
 
 
-def test_the_whole_step_is_a_button_away_in_the_front_end():
+def test_the_whole_step_is_a_button_away_in_the_front_end(undrawn):
     esm = explore(observe(demo_scenario()))._esm
     assert 'more.type = "button"' in esm and 'more.textContent = "Announce the whole step"' in esm
     # the button writes the whole step into the live region, emptied first so a repeat is said
@@ -235,7 +246,7 @@ def test_the_whole_step_is_a_button_away_in_the_front_end():
     assert '"details"' in esm.split("function render")[0]
 
 
-def test_the_last_steps_alt_says_nothing_is_still_to_come():
+def test_the_last_steps_alt_says_nothing_is_still_to_come(undrawn):
     run = observe(demo_scenario())
     explorer = explore(run, step=13)
     assert explorer.alt.endswith("This is the last step: nothing is still to come.")
@@ -250,7 +261,7 @@ def test_the_last_steps_alt_says_nothing_is_still_to_come():
     assert "the 3 operations at tick 108 share the width of that tick" in explorer.description
 
 
-def test_the_announcement_leads_with_what_changed():
+def test_the_announcement_leads_with_what_changed(undrawn):
     run = observe(demo_scenario())
     explorer = explore(run)
     first = {}
@@ -272,7 +283,7 @@ def test_the_announcement_leads_with_what_changed():
                                         "(the clock is set to 104, now 104 (clock pass 2)).")
 
 
-def test_a_stale_announcement_is_dropped_by_the_front_end():
+def test_a_stale_announcement_is_dropped_by_the_front_end(undrawn):
     explorer = explore(observe(demo_scenario()))
     esm = explorer._esm
     # the live region is written only when the announcement is for the step the slider is on
@@ -299,7 +310,7 @@ def test_the_picture_has_its_alt_and_the_timelines_description():
     assert f'src="data:image/png;base64,{data["image/png"]}"' in data["text/html"]
 
 
-def test_a_still_below_its_figure_points_to_it_instead_of_repeating_it():
+def test_a_still_below_its_figure_points_to_it_instead_of_repeating_it(undrawn):
     from bs4 import BeautifulSoup
 
     run = observe(late_purge_scenario())
@@ -344,7 +355,7 @@ def test_a_scenario_with_a_rejected_write_and_a_reopen(tmp_path):
         assert shown_rows(state) == [tuple(row) for row in rows]
 
 
-def test_the_cursor_moves_for_every_step_even_within_one_tick():
+def test_the_cursor_moves_for_every_step_even_within_one_tick(undrawn):
     run = observe(demo_scenario())  # at 108: a get, a purge and a forget
     explorer = explore(run)
     at_108 = [order for order, op in enumerate(run.operations) if op.time == 108]
@@ -361,7 +372,7 @@ def test_the_cursor_moves_for_every_step_even_within_one_tick():
     assert lefts[0] < 108 < lefts[0] + places[0][1]     # and the first covers the tick itself
 
 
-def test_what_has_not_happened_yet_is_dimmed():
+def test_what_has_not_happened_yet_is_dimmed(undrawn):
     run = observe(clock_backwards_scenario())
     explorer = explore(run)
     numbers = passes(run)
@@ -382,7 +393,7 @@ def test_what_has_not_happened_yet_is_dimmed():
                 assert (line.get_alpha() == FUTURE_ALPHA) == (at > order)
 
 
-def test_nothing_that_has_happened_is_veiled():
+def test_nothing_that_has_happened_is_veiled(undrawn):
     """Every marker and line of a step already taken lies left of the veil (the demo reopens
     the file at 102 and does three things at 108)."""
     run = observe(demo_scenario())
@@ -396,7 +407,7 @@ def test_nothing_that_has_happened_is_veiled():
                     assert max(line.get_xdata()) < veil.get_x(), (order, at, line.get_gid())
 
 
-def test_step_counts_from_one_as_the_slider_does():
+def test_step_counts_from_one_as_the_slider_does(undrawn):
     run = observe(late_purge_scenario())
     assert explore(run, step=4).state == explore(run, order=3).state
     assert explore(run, step=4).step == 4

@@ -28,6 +28,8 @@ def test_a_locked_database_is_waited_for_about_one_second():
     with TemporaryDirectory() as folder:
         path = Path(folder) / "locked.db"
         holder, waiter = connect(path), connect(path)
+        # The wait the store asks SQLite for: exactly one second, whatever the machine's load.
+        assert waiter.execute("PRAGMA busy_timeout").fetchone() == (1000,)
         holder.execute("BEGIN IMMEDIATE")
         started = time.monotonic()
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
@@ -38,7 +40,9 @@ def test_a_locked_database_is_waited_for_about_one_second():
         assert put(waiter, "orchard", "fact", "a", FACT, None, 100, 10) == 1
         holder.close()
         waiter.close()
-    assert 0.9 <= waited < 1.9
+    # SQLite sleeps in steps until the second is used up: never less, and more only by what
+    # the scheduler adds to each step on a busy machine (the exact second is checked above).
+    assert 0.9 <= waited < 10
 
 
 def test_every_operation_names_now_in_its_message():

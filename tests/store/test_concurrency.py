@@ -16,9 +16,12 @@ from workbook.store import connect, get, put
 INCREMENTS = scaled(250, 2500)
 
 
+CONTEXT = multiprocessing.get_context("spawn")
+
+
 def run(targets, jobs, path):
     """Run target(path, *job, start, results) for each pair in its own spawned process."""
-    context = multiprocessing.get_context("spawn")
+    context = CONTEXT
     start, results = context.Barrier(len(jobs)), context.Queue()
     processes = [context.Process(target=target, args=(path, *job, start, results))
                  for target, job in zip(targets, jobs)]
@@ -73,9 +76,10 @@ def test_forget_and_recreate_never_lets_a_stale_token_write(figures):
         db = connect(path)
         first = put(db, workers.TENANT, "fact", workers.KEY, workers.tally(0, 0),
                     None, workers.NOW, workers.TTL)
+        race = workers.Race.of(CONTEXT)     # each side runs until the race has happened
         results = run([workers.replace] * writers + [workers.recycle],
-                      [(writer, attempts) for writer in range(1, writers + 1)]
-                      + [(writers + 1, cycles)], path)
+                      [(writer, attempts, race) for writer in range(1, writers + 1)]
+                      + [(writers + 1, cycles, race)], path)
         final = get(db, workers.TENANT, "fact", workers.KEY, workers.NOW)
         db.close()
 

@@ -1,7 +1,7 @@
 """Crashes: a child process is killed with SIGKILL in the middle of put, forget or purge.
 
-Each trial forks a child that opens the file and runs one operation, arranged to kill
-itself at its Nth step: either the Nth SQLite virtual-machine instruction (a progress
+Each trial forks a child (from a small process of its own, tests/support/crashing.py) that opens
+the file and runs one operation, arranged to kill itself at its Nth step: either the Nth SQLite virtual-machine instruction (a progress
 handler, so the kill lands inside a statement, including BEGIN and COMMIT) or the Nth
 line of Python run in the store's modules (a trace function, so it lands between
 statements). After each trial the parent reopens the file and checks: the integrity
@@ -28,28 +28,22 @@ import sqlite3
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import pytest
 
-import workbook.deletion
-import workbook.records
 import workbook.validation
-import workbook.writes
 from backends import TEST_SERVER_SETTINGS
+from crashing import Forker
 from soak import scaled
 from workbook.reference import Reference, outcome
-from workbook.store import connect, forget, purge, put
+from workbook.store import connect
 
-STORE_FILES = {module.__file__ for module in (
-    workbook.validation, workbook.records, workbook.writes, workbook.deletion)}
 # Most operations take fewer steps than these, so most trials end in a kill.
 LONGEST = {"sqlite": {"put": 110, "forget": 30, "purge": 30},
            "python": {"put": 70, "forget": 16, "purge": 16}}
 TENANTS, KINDS, KEYS = ("orchard", "harbour"), ("checkpoint", "fact"), ("a", "b", "c")
-OPERATIONS = {"put": put, "forget": forget, "purge": purge}   # SQLite's; PostgreSQL's below
 
 
 def snapshot(path):
@@ -89,49 +83,9 @@ def choose(rng, model, now):
     return ["purge", rng.choice(TENANTS), now]
 
 
-def child(path, operation, mode, steps, report):
-    """Runs in the forked child: open the file, arm the kill, run the operation, report."""
-    db = connect(path)
-    left = [steps]
-
-    def tick():
-        left[0] -= 1
-        if left[0] == 0:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def trace(frame, event, argument):
-        if frame.f_code.co_filename not in STORE_FILES:
-            return None
-        if event == "line":
-            tick()
-        return trace
-
-    if mode == "sqlite":
-        db.set_progress_handler(tick, 1)    # called at every VM instruction
-    else:
-        sys.settrace(trace)
-    result = outcome(OPERATIONS[operation[0]], db, *operation[1:])
-    sys.settrace(None)
-    os.write(report, json.dumps(result).encode())
-
-
-def trial(path, operation, mode, steps):
-    """Fork a child for one operation; return (killed, what the child reported or None)."""
-    reading, writing = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(reading)
-        code = 0
-        try:
-            child(path, operation, mode, steps, writing)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        os._exit(code)
-    os.close(writing)
-    with os.fdopen(reading, "rb") as pipe:
-        reported = pipe.read()
-    _, status = os.waitpid(pid, 0)
+def trial(forker, path, operation, mode, steps):
+    """A child forked (by `forker`) for one operation: (killed, what it reported or None)."""
+    status, reported = forker.trial(path, operation, mode, steps)
     if os.WIFSIGNALED(status):
         assert os.WTERMSIG(status) == signal.SIGKILL
         assert not reported
@@ -150,16 +104,16 @@ class FileCrashes:
     def __init__(self, folder):
         self.path = Path(folder) / "crash.db"
         connect(self.path).close()
+        self.forker = Forker()
 
     def snapshot(self):
         return snapshot(self.path)
 
     def trial(self, operation, mode, steps):
-        killed, reported = trial(self.path, operation, mode, steps)
-        return killed, reported
+        return trial(self.forker, self.path, operation, mode, steps)
 
     def close(self):
-        pass
+        self.forker.close()
 
 
 class ServerCrashes:
