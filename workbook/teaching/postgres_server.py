@@ -247,14 +247,18 @@ class TemporaryServer:
             host=str(self.socket), dbname="postgres", user=user), **options)
 
     def kill(self):
-        """SIGKILL the server and every process it started, as a crash would."""
+        """Stop the server and every process it started at once, as a crash would: SIGSTOP to
+        each first, so that none of them can react to another's death (by writing out its
+        buffers, say), then SIGKILL."""
         import psutil
         server = psutil.Process(self.process.pid)
-        for process in [server, *server.children(recursive=True)]:
-            try:
-                process.send_signal(signal.SIGKILL)
-            except psutil.NoSuchProcess:
-                pass
+        processes = [server, *server.children(recursive=True)]
+        for sent in (signal.SIGSTOP, signal.SIGKILL):
+            for process in processes:
+                try:
+                    process.send_signal(sent)
+                except psutil.NoSuchProcess:
+                    pass
         self.process.wait()
 
     def remove(self):
