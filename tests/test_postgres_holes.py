@@ -102,6 +102,30 @@ def deferred_trigger_of_its_own(raw, key):
     return revision
 
 
+def undone_in_a_savepoint(raw, key):
+    """The check's note that this transaction is safe already, made in a savepoint (by a put
+    whose check fired at once) and then rolled back, before the put that counts."""
+    raw.execute("BEGIN")
+    raw.execute("SAVEPOINT early")
+    raw.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    raw_put(raw, f"{key}-undone")
+    raw.execute("ROLLBACK TO SAVEPOINT early")
+    raw.execute("SET CONSTRAINTS ALL DEFERRED")
+    revision = raw_put(raw, key)
+    raw.execute(OFF)
+    raw.execute("COMMIT")
+    return revision
+
+
+def two_puts(raw, key):
+    raw.execute("BEGIN")
+    raw_put(raw, f"{key}-first")
+    revision = raw_put(raw, key)
+    raw.execute(OFF)
+    raw.execute("COMMIT")
+    return revision
+
+
 def pipeline(raw, key):
     """psycopg's pipeline mode: the put and the setting travel together before one Sync."""
     with raw.pipeline():
@@ -112,7 +136,8 @@ def pipeline(raw, key):
 
 
 TRICKS = [after_put, in_the_same_statement, constraints_immediate_before,
-          constraints_immediate_after, cursor_with_hold, deferred_trigger_of_its_own, pipeline]
+          constraints_immediate_after, cursor_with_hold, deferred_trigger_of_its_own,
+          undone_in_a_savepoint, two_puts, pipeline]
 
 
 @pytest.fixture(scope="module")
