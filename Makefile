@@ -1,12 +1,12 @@
-# Two commands do everything a learner needs:
-#   make lab    set up .venv from the pins and open the learner's own copy (my-workbook/) in JupyterLab
-#   make test   set up .venv from the pins and run every test (unit tests, then each chapter under nbval)
-# Authors and instructors open the source chapters with: make author
-# Both find a Python 3.12+ by themselves; PYTHON=/path/to/python3.12 overrides.
+# The agent memory workbook. `make help` lists every target by who it is for.
+# A learner needs two: `make lab` (JupyterLab on your own copy, my-workbook/) and `make test`.
+# Every target sets up .venv from the one pin file first (tools/venv: a Python 3.12+ found by
+# itself; PYTHON=/path/to/python3.12 overrides).
 
 VENV := .venv
 PY := $(VENV)/bin/python
 LAB_PORT ?= 8888
+TIMEOUT ?= 10
 
 # Let Python keep the bytecode of what it imports (in .venv and git-ignored __pycache__ folders).
 # With PYTHONDONTWRITEBYTECODE=1, as on the machine the workbook is built on and in many CI
@@ -14,225 +14,142 @@ LAB_PORT ?= 8888
 # each chapter's kernel paid the same again at start.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab lab-update author test venv export notebooks class student grade grade-demo test-nbgrader pins bench \
-        bench-record bench-peers bench-setup bench-postgres bench-postgres-record hub hub-feedback test-hub bench-hub bench-hub-record
+.PHONY: help venv lab lab-update author export notebooks html test test-tooling test-grader \
+        test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
+        hub hub-feedback pins bench bench-record
 
-venv:
-	@scripts/venv
+help: ## Show every target, by who it is for.
+	@awk 'BEGIN { FS = ":.*## " } /^## / { printf "\n%s\n", substr($$0, 4) } \
+	     /^[a-z0-9-]+:.*## / { printf "  make %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-# The learner's copy, my-workbook/ (made the first time from the learner's edition, never
-# overwritten), opened on chapter 1 with the workbook's JupyterLab settings (see scripts/lab).
-lab: venv
-	scripts/lab --port=$(LAB_PORT)
+## For a learner
+lab: venv ## JupyterLab on your own copy of the chapters, my-workbook/ (made the first time, never overwritten).
+	tools/lab --port=$(LAB_PORT)
 
-# Bring chapters that changed into my-workbook/, keeping the learner's answers.
-lab-update: venv
-	$(PY) scripts/learner.py update
+lab-update: venv ## Bring chapters that changed into my-workbook/, keeping your answers.
+	$(VENV)/bin/workbook-learner update
 
-# The source chapters in notebooks/, for authors and instructors: what the tests hold to the spec.
-author: venv
-	scripts/lab --author --port=$(LAB_PORT)
-
-# tests/nbgrader, tests/hub, tests/red_team with tests/grader, and tests/tooling are the slow
-# suites of make test-nbgrader, make test-hub, make test-grader and make test-tooling.
-SLOW_TESTS = --ignore=tests/nbgrader --ignore=tests/hub --ignore=tests/red_team --ignore=tests/grader \
-             --ignore=tests/tooling
-# Unit tests first, then every chapter executed top to bottom in a fresh kernel of this
-# environment, its outputs compared strictly with the stored ones (nbval). actionlint checks the
-# workflows' shell steps with Debian's shellcheck, installed here when missing (where it cannot
-# be, the rest still runs and the workflow test says what to install).
-# Colour only on a terminal (conftest.py); COLOR=yes, or FORCE_COLOR=1, asks for it anyway.
+## Checks (CI runs all but test-nbgrader, soak and mutate)
+# make test's folders: the store, its PostgreSQL backend, the chapters, the editions, the course's
+# parts that need no root or browser, and the project's set-up; then every chapter executed top to
+# bottom in a fresh kernel, its outputs compared strictly with the stored ones (nbval). The slow
+# suites have folders and targets of their own. actionlint checks the workflows' shell steps with
+# Debian's shellcheck, installed here when missing (where it cannot be, the rest still runs and
+# the workflow test says what to install). Colour only on a terminal (conftest.py); COLOR=yes, or
+# FORCE_COLOR=1, asks for it anyway.
+FAST_TESTS = tests/store tests/postgres tests/chapters tests/editions tests/course tests/project
 COLOR = auto
-# One worker more than there are cores: many tests wait on a server, a kernel or a child process,
-# and a third worker on 2 cores cut make test from 83 s to 74 s here.
+# One worker more than there are cores: many tests wait on a server, a kernel or a child process.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-test: venv
-	@scripts/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n $(WORKERS) --dist loadscope tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(SLOW_TESTS) --color=$(COLOR)
+test: venv ## Every fast test, then each chapter executed under strict nbval.
+	@tools/apt-install shellcheck shellcheck || true
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope $(FAST_TESTS) notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
 
-# The tooling around the workbook (tests/tooling/): make test's own command run on a small
-# course laid out like this repository, as a CI log shows it (colour, whole differences,
-# scripts/nbval_cell.py), and every part of the benchmark (bench/) in miniature.
-.PHONY: test-tooling
-test-tooling: venv
+test-tooling: venv ## make test's own output as a CI log shows it, and the benchmarks in miniature.
 	$(PY) -m pytest -n auto --dist loadscope tests/tooling -q -p no:cacheprovider
 
-# Reliability (issue 5; figures in docs/reliability.md). soak: the unit tests again with bigger
-# counts (WORKBOOK_SOAK=1: random histories, crash trials, concurrent writers, hostile input).
-# mutate: mutmut 3 over the four store modules (settings in setup.cfg; works in mutants/, which
-# git ignores), then the score and every surviving mutant.
-.PHONY: soak mutate
-soak: venv
-	WORKBOOK_SOAK=1 $(PY) -m pytest tests
+test-grader: venv ## The grader against its red team and an honest class (root and namespaces).
+	$(PY) -m pytest -n auto --dist loadscope tests/grader -q
 
-mutate: venv
-	rm -rf mutants
-	$(VENV)/bin/mutmut run
-	scripts/mutation-score
+test-browser: venv ## The learner's copy worked through in headless Chromium (screenshots in build/browser/).
+	@tools/install-browser
+	$(PY) -m pytest tests/browser -q
 
-# The notebooks are the source of workbook/: write their `#| export` cells into the package.
-export: venv
-	PYTHON=$(PY) scripts/export
+test-a11y: venv ## WCAG 2.1 AA: axe-core on the HTML edition and on chapter 5 in JupyterLab.
+	@tools/install-browser
+	@tools/install-axe
+	$(PY) -m pytest tests/a11y -q
 
-# Re-execute every chapter and the appendix in place, refreshing the outputs nbval compares against.
-notebooks: venv
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
-	$(PY) scripts/clean_notebooks.py notebooks/*.ipynb
+test-hub: venv ## A course round trip on a real JupyterHub, in headless Chromium (root).
+	@tools/install-browser
+	@tools/install-node
+	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
 
-# The class release (docs/instructors.md): $(CLASS) is an nbgrader course folder (source/,
-# nbgrader_config.py) and the hand-out edition (handout/) for classes without nbgrader. A course
-# keeps it outside the clone (CLASS=~/teaching/memory): nbgrader's gradebook and the students'
-# work live there, and a second make class replaces only what it wrote.
-# make student is the same command under its old name.
-TIMEOUT ?= 10
-CLASS ?= build/class
-class student: venv
-	$(PY) scripts/student.py $(CLASS) --timeout $(TIMEOUT)
-
-# Grade a class: make grade SUBMISSION=class/ (one sub-folder or notebook per student, or
-# nbgrader's submitted/). Writes $(GRADES)/gradebook.csv, feedback/<student>.txt and grades.json.
-# TIMEOUT: seconds per cell; JOBS: chapters graded at once (default: the number of cores);
-# CHAPTERS=01,02: only those chapters (default: all six). Student code runs in a sandbox, as far
-# as the machine allows (root and Linux namespaces: fully); ISOLATION=required refuses to grade
-# otherwise, ISOLATION=off turns it off. MEMORY: MiB per sandboxed process (default 1024).
-# SEED: the checks' own cases of an earlier run (grades.json names it), to grade the same again.
-GRADES ?= build/grades
-ISOLATION ?= auto
-grade: venv
-	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
-	$(PY) scripts/grade.py $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
-
-# The grader against a red team (tests/red_team/): 43 determined students, every answer wrong and
-# a trick each, graded with an honest class in one run; every cheater must score 0 and every
-# honest student exactly what they earned (about two minutes; needs root and Linux namespaces).
-.PHONY: test-grader
-test-grader: venv
-	$(PY) -m pytest -n auto --dist loadscope tests/grader tests/red_team -q
-
-# Try the grader on a generated class: eight students (right, blank, partly wrong, an error cell,
-# an endless loop, a loop that ignores the interrupt, one that floods its output, a tamperer)
-# over all six chapters, into build/demo-class/ and build/demo-grades/.
-grade-demo: venv
-	rm -rf build/demo-class
-	$(PY) scripts/classroom/students.py build/demo-class
-	$(PY) scripts/grade.py build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
-
-# nbgrader 0.9.6 end to end, in its own venv (build/nbgrader-venv, every package from the lock
-# hub/requirements.txt): generate_assignment gives the hand-out, autograde and export award the
-# same points as make grade on the same class (tests/nbgrader/; a few minutes). Also checks how
-# nbval reports a failing cell, as docs/instructors.md says, and that two installs of the venv
-# from empty caches give the same versions.
-test-nbgrader: venv
-	@scripts/nbgrader-venv
+test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (build/nbgrader-venv).
+	@tools/nbgrader-venv
 	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
 
-# Re-resolve requirements.txt and the course lock hub/requirements.txt from pyproject.toml's
-# dependency lists (needs the package registry).
-pins:
-	@scripts/pins
+soak: export WORKBOOK_SOAK = 1
+soak: test ## make test with bigger counts: histories, crash trials, writers, hostile input.
 
-# Benchmarks (issue 7): overhead against raw SQL, growth to 100,000 rows, contention, chapter
-# run times. Writes build/bench/report.md and bench.png and prints the table (about 2 minutes).
-bench: venv
-	$(PY) -m bench.run
+mutate: venv ## mutmut over the four store modules, then the score and every survivor.
+	rm -rf mutants
+	$(VENV)/bin/mutmut run
+	tools/mutation-score
 
-# The same run, then kept as the record that the README, docs/benchmarks.md and the appendix
-# notebook quote: docs/bench/ (report.md, results.json, bench.png). Re-execute the appendix
-# afterwards (make notebooks) so its stored outputs show the new record.
-bench-record: venv
-	$(PY) -m bench.run --setup
-	mkdir -p docs/bench
-	cp build/bench/report.md build/bench/results.json build/bench/bench.png docs/bench/
+## For an author
+author: venv ## JupyterLab on the source chapters in notebooks/, answers included.
+	tools/lab --author --port=$(LAB_PORT)
 
-# The PostgreSQL appendix's concurrency figures (issue 15): the same compare-and-swap workloads
-# on the SQLite store and on a temporary PostgreSQL server, as ratios (about half a minute).
-# Writes build/bench/postgres.json and postgres.md; bench-postgres-record keeps them in
-# docs/bench/, which the appendix quotes (re-execute it afterwards).
-bench-postgres: venv
-	$(PY) -m bench.postgres
+export: venv ## Write the chapters' #| export cells into workbook/, and the worked answers.
+	PYTHON=$(PY) tools/export
 
-# make grade (isolated) against nbgrader's autograde on one generated class of 32 students x 6
-# chapters, with the grader's peak memory (about 35 minutes): build/bench/grade.json and
-# grade.md; bench-grade-record keeps them in docs/bench/, which the README quotes.
-.PHONY: bench-grade bench-grade-record
-bench-grade: venv
-	$(PY) -m bench.grade
+notebooks: venv ## Re-execute every chapter and appendix in place (the outputs nbval compares).
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+	$(PY) tools/clean_notebooks.py notebooks/*.ipynb
 
-bench-grade-record: bench-grade
-	mkdir -p docs/bench
-	cp build/bench/grade.json build/bench/grade.md docs/bench/
+html: venv ## The static HTML edition, readable offline, in build/html/.
+	$(VENV)/bin/workbook-html build/html
 
-bench-postgres-record: bench-postgres
-	mkdir -p docs/bench
-	cp build/bench/postgres.json build/bench/postgres.md docs/bench/
+## For an instructor (docs/instructors.md, docs/hub.md)
+# CLASS is an nbgrader course folder; keep it outside the clone (CLASS=~/teaching/memory).
+CLASS ?= build/class
+class: venv ## The class release: an nbgrader course folder and a hand-out, in CLASS.
+	$(VENV)/bin/workbook-class $(CLASS) --timeout $(TIMEOUT)
 
-# What a new user waits for, each from a fresh clone (issue 12): to JupyterLab serving the
-# learner's copy (target 20 s) and to a green make test (target 90 s), with empty package
-# caches (WARM=1: this machine's). Writes build/bench/setup.json; about two minutes.
-bench-setup: venv
-	$(PY) -m bench.setup $(if $(WARM),--warm)
+student: class # the same, under its old name
 
-# Optional, not in CI: LangGraph's SqliteStore beside ours, from a scratch venv in build/.
-PEERS := build/peers-venv
-bench-peers: venv
-	@test -x $(PEERS)/bin/python || $(PY) -m venv $(PEERS)
-	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check langgraph-checkpoint-sqlite
-	$(PEERS)/bin/python -m bench.peers
+# SUBMISSION: one sub-folder or notebook per student, or nbgrader's submitted/. TIMEOUT: seconds
+# per cell; JOBS: chapters at once (default: the cores); CHAPTERS=01,02; ISOLATION=auto|required|off;
+# MEMORY: MiB per sandboxed process; SEED: the checks' cases of an earlier run (grades.json).
+GRADES ?= build/grades
+ISOLATION ?= auto
+grade: venv ## Grade SUBMISSION into GRADES: gradebook.csv, feedback/ and grades.json.
+	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
+	$(VENV)/bin/workbook-grade $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
 
-# In the browser. test-browser: the real make lab in a temporary copy of the tree, its learner's
-# copy driven by headless Chromium (installed by scripts/install-browser if missing): every
-# notebook runs with no error and every check "not attempted", typed answers get their verdicts,
-# the copy survives a second make lab, a changed chapter and make lab-update, and make test's
-# command reads nothing of it; screenshots in build/browser/ (about 3 minutes).
-# html: the static edition, readable offline, in build/html/.
-# A course on a real JupyterHub on this machine (docs/hub.md), as root: one account per ROSTER line
-# and one for INSTRUCTOR, each student's learner's copy, nbgrader's exchange; prints the URL and
-# how to log in, then runs until Ctrl+C. hub-feedback hands make grade's verdicts back through
-# the exchange. test-hub: the course round trip in headless Chromium; bench-hub: 10 students at once.
+grade-demo: venv ## Grade a generated class of eight kinds of student (build/demo-grades/).
+	rm -rf build/demo-class
+	$(VENV)/bin/workbook-demo-class build/demo-class
+	$(VENV)/bin/workbook-grade build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
+
 HUB_DIR ?= /srv/agent-memory-hub
 HUB_HOMES ?= /home
-ROSTER ?= hub/roster.example.csv
+ROSTER ?= course/hub/files/roster.example.csv
 INSTRUCTOR ?= instructor
 HUB_IP ?= 127.0.0.1
 HUB_PORT ?= 8000
 HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
               --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
-hub: venv
-	@scripts/install-node
-	$(PY) scripts/hub.py start $(HUB_OPTIONS)
+hub: venv ## A course on a real JupyterHub on this machine, one account per ROSTER line (root).
+	@tools/install-node
+	$(VENV)/bin/workbook-hub start $(HUB_OPTIONS)
 
-hub-feedback: venv
-	$(PY) scripts/hub.py feedback --dir $(HUB_DIR) --grades $(GRADES)
+hub-feedback: venv ## Hand make grade's verdicts back to the students through nbgrader's exchange.
+	$(VENV)/bin/workbook-hub feedback --dir $(HUB_DIR) --grades $(GRADES)
 
-test-hub: venv
-	@scripts/install-browser
-	@scripts/install-node
-	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
+## Maintenance
+venv: ## Set up .venv from requirements.txt (every other target does this first).
+	@tools/venv
 
-bench-hub: venv
-	@scripts/install-browser
-	@scripts/install-node
-	$(PY) -m bench.hub
+pins: ## Re-resolve requirements.txt and course/requirements.txt (needs the package registry).
+	@tools/pins
 
-# The same, then kept in docs/bench/ (hub.json, hub.md), which the README quotes.
-bench-hub-record: bench-hub
-	mkdir -p docs/bench
-	cp build/bench/hub.json build/bench/hub.md docs/bench/
+# WHAT: store (about 2 minutes), postgres (half a minute), grade (make grade against nbgrader,
+# long), hub (students logging in at once, root), setup (fresh clones), peers (LangGraph's store,
+# in build/peers-venv). ARGS= passes options to it (ARGS=--quick, ARGS="--students 8").
+WHAT ?= store
+PEERS := build/peers-venv
+bench: venv ## One benchmark, WHAT=store|postgres|grade|hub|setup|peers, into build/bench/.
+ifeq ($(WHAT),peers)
+	@test -x $(PEERS)/bin/python || $(PY) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check langgraph-checkpoint-sqlite
+	$(PEERS)/bin/python -m bench.peers $(ARGS)
+else
+	$(if $(filter hub,$(WHAT)),@tools/install-browser && tools/install-node)
+	$(PY) -m bench $(WHAT) $(ARGS)
+endif
 
-.PHONY: test-browser html test-a11y hub hub-feedback test-hub bench-hub bench-hub-record
-test-browser: venv
-	@scripts/install-browser
-	$(PY) -m pytest browser -q
-
-# WCAG 2.0/2.1 A and AA (docs/instructors.md, "Accessibility"): axe-core from npm, pinned in
-# a11y/package-lock.json (scripts/install-axe puts it in build/axe), in the same Chromium, on
-# every page of the HTML edition (0 violations) and on what the learner's JupyterLab shows for
-# chapter 5 (0 in the workbook's own outputs, widget and settings; JupyterLab's own are listed).
-# Reports in build/a11y/ (a few minutes).
-test-a11y: venv
-	@scripts/install-browser
-	@scripts/install-axe
-	$(PY) -m pytest a11y -q
-
-html: venv
-	$(PY) scripts/html_edition.py build/html
+bench-record: venv ## The same, kept as the record in docs/bench/ (and workbook/benchmarks/).
+	$(if $(filter hub,$(WHAT)),@tools/install-browser && tools/install-node)
+	$(PY) -m bench $(WHAT) --record $(ARGS)

@@ -1,9 +1,9 @@
-"""`make bench-grade`: make grade against nbgrader's autograde on one generated class.
+"""`make bench WHAT=grade`: make grade against nbgrader's autograde on one generated class.
 
     python -m bench.grade                 # 32 students x 6 chapters (about 35 minutes on 2 cores, most of it nbgrader)
     python -m bench.grade --students 8    # fewer students
 
-The class is scripts/classroom/students.py's kinds (right, blank, partly wrong, an error cell, an
+The class is course/grader/demo_class.py's kinds (right, blank, partly wrong, an error cell, an
 endless loop, a loop that ignores the interrupt, a loop that floods its output, a tamperer),
 each handed in by --students / 8 students, made from nbgrader's own release in nbgrader's
 submitted/ layout. The same folder is graded twice:
@@ -16,7 +16,7 @@ submitted/ layout. The same folder is graded twice:
   nbgrader_config.py, as an instructor runs it (one course, one notebook at a time).
 
 Both must award every student the same points, exercise by exercise, before a time is kept.
-Writes build/bench/grade.json and grade.md; `make bench-grade-record` keeps them in
+Writes build/bench/grade.json and grade.md; `make bench-record WHAT=grade` keeps them in
 docs/bench/, which the README and docs/instructors.md quote.
 """
 import argparse
@@ -24,16 +24,13 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 OUT = ROOT / "build" / "bench"
 TIMEOUT = 10
 MEMORY_MIB = 1024   # make grade's default per-process limit (--memory)
@@ -43,7 +40,7 @@ def nbgrader_bin():
     """nbgrader's own environment, as make test-nbgrader sets it up."""
     venv = ROOT / "build" / "nbgrader-venv"
     if not (venv / "bin" / "nbgrader").exists():
-        subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], check=True)
+        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
     return venv / "bin"
 
 
@@ -68,9 +65,9 @@ def nbgrader(binaries, kernels, course, *args):
 
 
 def the_class(course, binaries, kernels, per_kind):
-    from classroom.chapters import graded_chapters
-    from classroom.release import write_release
-    from classroom.students import KINDS, write_class
+    from course.grader.chapters import graded_chapters
+    from course.editions.release import write_release
+    from course.grader.demo_class import KINDS, write_class
     chapters = graded_chapters()
     write_release(course, timeout=TIMEOUT)
     nbgrader(binaries, kernels, course, "generate_assignment", "*", "--force")
@@ -131,7 +128,7 @@ class Memory:
 
 def ours(course, jobs):
     grades = course / "make-grade"
-    command = [sys.executable, str(ROOT / "scripts" / "grade.py"), str(course / "submitted"), "--out",
+    command = [str(ROOT / ".venv" / "bin" / "workbook-grade"), str(course / "submitted"), "--out",
                str(grades), "--timeout", str(TIMEOUT), "--jobs", str(jobs), "--isolation", "required",
                "--memory", str(MEMORY_MIB), "--json"]
     started = time.monotonic()

@@ -1,4 +1,4 @@
-"""`make bench-hub`: ten students log in to the course hub at once.
+"""`make bench WHAT=hub`: ten students log in to the course hub at once.
 
     python -m bench.hub             # the full run: 10 students (a few minutes on 2 cores)
     python -m bench.hub --students 3
@@ -8,8 +8,8 @@ student gets a headless Chromium page of their own; all log in through the login
 same moment. For each, the time runs from that moment to a usable JupyterLab: chapter 1 of their
 learner's copy shown, its kernel started and idle. Then each single-user server's memory is read
 (the resident set of jupyterhub-singleuser, and of the chapter's kernel beside it). Writes
-build/bench/hub.json and hub.md; `make bench-hub-record` keeps them in docs/bench/, which the
-README quotes (tests/test_bench_hub.py checks the quote).
+build/bench/hub.json and hub.md; `make bench-record WHAT=hub` keeps them in docs/bench/, which the
+README quotes (tests/project/test_bench_hub.py checks the quote).
 """
 import argparse
 import asyncio
@@ -32,8 +32,7 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from coursehub import accounts  # noqa: E402
+from course.hub import accounts
 
 OUT = ROOT / "build" / "bench"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
@@ -58,7 +57,7 @@ def start_hub(scratch, students, port):
     roster = scratch / "roster.csv"
     roster.write_text("".join(f"{name}\n" for name in students))
     (scratch / "home").mkdir()
-    command = [sys.executable, str(ROOT / "scripts" / "hub.py"), "start", "--dir", str(scratch / "srv"),
+    command = [str(ROOT / ".venv" / "bin" / "workbook-hub"), "start", "--dir", str(scratch / "srv"),
                "--homes", str(scratch / "home"), "--roster", str(roster), "--instructor", INSTRUCTOR,
                "--port", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -1,7 +1,7 @@
 """The implementations a benchmark compares, each a namespace of the five store calls.
 
 - store:     workbook.store, the package as it is in this tree.
-- reference: tests/spec_reference.py, the specification's code verbatim.
+- reference: workbook/specification/store.py, the specification's code verbatim.
 - proposal:  workbook/ copied to a temporary folder with a unified diff applied
              (bench/proposal.diff by default: a speed-up measured, not adopted),
              imported beside the real one.
@@ -56,11 +56,7 @@ def json_only():
 
 
 def reference():
-    path = ROOT / "tests" / "spec_reference.py"
-    spec = importlib.util.spec_from_file_location("bench_spec_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return Impl("reference", module)
+    return Impl("reference", importlib.import_module("workbook.specification.store"))
 
 
 class ProposalError(Exception):

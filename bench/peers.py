@@ -1,4 +1,4 @@
-"""Optional peer (`make bench-peers`, not in CI): LangGraph's SqliteStore beside ours.
+"""Optional peer (`make bench WHAT=peers`, not in CI): LangGraph's SqliteStore beside ours.
 
 Runs in the scratch venv build/peers-venv (langgraph-checkpoint-sqlite installed there by
 the Makefile, never into .venv). Times put and get of both stores, interleaved, in
@@ -22,18 +22,16 @@ import json
 import os
 import platform
 import sqlite3
-import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from bench import impls  # noqa: E402
-from bench.report import us  # noqa: E402
-from bench.timing import interleave, median, paired_ratio  # noqa: E402
-from bench.workload import FACT, NOW, TTL  # noqa: E402
+from bench import impls
+from bench.report import us
+from bench.timing import interleave, median, paired_ratio
+from bench.workload import FACT, NOW, TTL
 
 ROUNDS = {"memory": (15, 300), "file": (7, 30)}
 GET_ROUNDS = {"memory": (15, 1000), "file": (7, 200)}

@@ -1,4 +1,4 @@
-"""`make bench-postgres`: the same compare-and-swap workloads on the SQLite store and on PostgreSQL.
+"""`make bench WHAT=postgres`: the same compare-and-swap workloads on the SQLite store and on PostgreSQL.
 
     python -m bench.postgres            # the full run (about half a minute on 2 cores)
     python -m bench.postgres --quick    # seconds; checks the code, figures meaningless
@@ -17,7 +17,7 @@ the last writer's end. Workloads:
 SQLite runs on a file in a temporary folder; PostgreSQL on a temporary server started for the
 run (or WORKBOOK_POSTGRES_URL's), through workbook.postgres, with fsync on. Every workload's
 final values are checked (no lost or doubled increment) before its time is kept. Writes
-build/bench/postgres.json and postgres.md; `make bench-postgres-record` keeps them in
+build/bench/postgres.json and postgres.md; `make bench-record WHAT=postgres` keeps them in
 docs/bench/, which the appendix notebook quotes.
 """
 import argparse

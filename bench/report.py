@@ -83,7 +83,7 @@ def shown_label(label, results):
 
 
 def readme_table(results):
-    """The targets with their verdicts, as the README quotes them (tests/test_bench_record.py)."""
+    """The targets with their verdicts, as the README quotes them (tests/project/test_bench_record.py)."""
     values = target_values(results)
     lines = ["| what a user waits for | target | measured | verdict |", "|---|---:|---:|---|"]
     for label, kind, what, limit, unit in TARGETS:
@@ -355,7 +355,7 @@ def markdown(results):
                   "The floor runs the store's own SQL statements through `sqlite3` with no "
                   "validation and no JSON (bench/floor.py): `put` gets the encoded body, "
                   "`get` returns the raw row. Columns: floor; the store as in this tree; "
-                  "the spec's reference code (tests/spec_reference.py); the proposed "
+                  "the spec's reference code (workbook/specification/store.py); the proposed "
                   "change, not adopted (bench/proposal.diff applied to a temporary copy); "
                   "JSON alone, the floor plus only the spec's JSON work (bench/json_only.py)."]
         lines += overhead_tables(results)

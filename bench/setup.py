@@ -1,4 +1,4 @@
-"""`make bench-setup`: what a new user waits for, each from a fresh clone of this repository.
+"""`make bench WHAT=setup`: what a new user waits for, each from a fresh clone of this repository.
 
     python -m bench.setup            # both, with empty package caches (a first install)
     python -m bench.setup --warm     # with this machine's caches (a second install)

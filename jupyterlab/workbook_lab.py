@@ -1,4 +1,4 @@
-"""The workbook's hook in the JupyterLab server of make lab and make author (scripts/lab
+"""The workbook's hook in the JupyterLab server of make lab and make author (tools/lab
 installs this file into the venv and names it as FileContentsManager.pre_save_hook).
 
 A saved notebook keeps each time explorer's still, not its live view. The explorer's output

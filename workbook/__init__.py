@@ -2,13 +2,13 @@
 
 Modules:
 
-- `workbook.exercises.checks.ch6`: Checks of chapter 6's exercises: a test that kills a broken store and passes on correct ones.
-- `workbook.exercises.kernel`: A name the learner's kernel does not know, said in one sentence instead of a traceback.
-- `workbook.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
-- `workbook.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
-- `workbook.figures`: A figure with its text alternative: the picture, a short ``alt`` and the full description.
+- `workbook.teaching.exercises.checks.ch6`: Checks of chapter 6's exercises: a test that kills a broken store and passes on correct ones.
+- `workbook.teaching.exercises.kernel`: A name the learner's kernel does not know, said in one sentence instead of a traceback.
+- `workbook.teaching.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
+- `workbook.teaching.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
+- `workbook.teaching.figures`: A figure with its text alternative: the picture, a short ``alt`` and the full description.
 - `workbook.teaching.postgres_server`: A throwaway PostgreSQL server for the appendices, the exercises, the tests and the benchmark.
-- `workbook.timeline.description`: The timeline in words: what a reader who cannot see the picture needs from it."""
+- `workbook.teaching.timeline.description`: The timeline in words: what a reader who cannot see the picture needs from it."""
 
 __version__ = "0.1.0"
 

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import unittest
+from importlib import resources
+from pathlib import Path
 
 from .store import connect, forget, get, purge, put
 from .validation import Conflict, identity, integer, payload
@@ -236,11 +238,10 @@ MUTANTS = {
 }
 
 
-def broken_copy(root, folder, changes):
-    """Copy root's package and tests into folder, apply changes, and return folder."""
+def broken_copy(folder, changes):
+    """Copy the installed package into folder, apply changes, and return folder."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(root / "workbook", folder / "workbook", ignore=ignore)
-    shutil.copytree(root / "tests", folder / "tests", ignore=ignore)
+    shutil.copytree(Path(resources.files("workbook")), folder / "workbook", ignore=ignore)
     for name, pattern, replacement in changes:
         path = folder / "workbook" / name
         source, count = re.subn(pattern, replacement, path.read_text())
@@ -257,25 +258,28 @@ class Verdicts(unittest.TestResult):
         super().__init__()
         self.verdicts = {}
 
+    def record(self, test, verdict):
+        self.verdicts[test.id().removeprefix("workbook.specification.")] = verdict
+
     def addSuccess(self, test):
-        self.verdicts[test.id()] = "passed"
+        self.record(test, "passed")
 
     def addFailure(self, test, err):
-        self.verdicts[test.id()] = "assertion"
+        self.record(test, "assertion")
 
     def addError(self, test, err):
-        self.verdicts[test.id()] = "error"
+        self.record(test, "error")
 
 
 def verdicts():
     """Run the spec's tests and a 300-operation cross-check; print the verdicts as JSON.
 
     Meant for the copy's own process, which run_suite starts inside the copy, so that
-    `workbook` and `tests` are the copy's.
+    `workbook` and the specification's tests in it are the copy's.
     """
+    from workbook.specification import test_store
     outcome = Verdicts()
-    unittest.defaultTestLoader.discover("tests", pattern="test_store.py",
-                                        top_level_dir="tests").run(outcome)
+    unittest.defaultTestLoader.loadTestsFromModule(test_store).run(outcome)
     name = "cross_check(seed=0, operations=300)"
     try:
         cross_check(seed=0, operations=300)

@@ -1,4 +1,4 @@
-"""A generated class graded by `scripts/grade.py`, once, and read back: the exact gradebook,
+"""A generated class graded by `course/grader/cli.py`, once, and read back: the exact gradebook,
 then one test per trick, time limit and error, and the files.
 
 The class submits chapter 1 only (a few hundred milliseconds per student), so chapters 2 to 6
@@ -7,7 +7,6 @@ six-chapter class and compares it with nbgrader's points.
 """
 import csv
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,12 +17,11 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from classroom.chapters import SOURCE, read_chapter  # noqa: E402
-from classroom.gradebook import ONLY_ANSWER_CELLS  # noqa: E402
-from classroom.judge.sandboxes import isolation_here  # noqa: E402
-from classroom.students import KINDS, first_chapter_tricks, write_class  # noqa: E402
-import learner  # noqa: E402  (make lab's learner edition)
+from course.grader.chapters import SOURCE, read_chapter
+from course.grader.gradebook import ONLY_ANSWER_CELLS
+from course.grader.judge.sandboxes import isolation_here
+from course.grader.demo_class import KINDS, first_chapter_tricks, write_class
+from course.editions import learner
 
 LIMIT = 1  # seconds per cell (chapter 1's cells take milliseconds): each loop below costs this much
 EXERCISES = [f"{c}.{n}" for c in range(1, 7) for n in (1, 2, 3)]
@@ -80,7 +78,7 @@ def graded(tmp_path_factory):
     nbformat.write(learner.learner_notebook(SOURCE / "01-purpose-and-validation.ipynb"),
                    folder / "learner-edition" / "01-purpose-and-validation.ipynb")
     out = tmp_path_factory.mktemp("grades")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(folder), "--out", str(out),
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(folder), "--out", str(out),
                            "--timeout", str(LIMIT), "--jobs", "4", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -118,7 +116,7 @@ def test_every_row_lists_all_18_exercises_and_missing_ones_say_why(graded):
 
 
 def test_points_and_maximum_come_from_exercise_points(graded):
-    from workbook.exercises import ch1
+    from workbook.teaching.exercises import ch1
     right = marks(graded, "right")
     assert [right[n]["maximum"] for n in ("1.1", "1.2", "1.3")] == [q.points for q in (ch1.q1, ch1.q2, ch1.q3)]
     assert graded["students"]["right"]["maximum"] == 18
@@ -295,7 +293,7 @@ def test_each_student_gets_a_feedback_file_with_a_verdict_per_exercise(graded):
 
 
 def test_feedback_reads_as_the_notebook_prints_a_verdict(graded):
-    from workbook.exercises import ch1
+    from workbook.teaching.exercises import ch1
     printed = str(ch1.q1.verdict(None)).split(": ", 1)[1]  # what the learner's own check says
     assert printed.startswith("not attempted. ")
     blank = (graded["out"] / "feedback" / "blank.txt").read_text()

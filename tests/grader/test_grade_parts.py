@@ -5,19 +5,18 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import grade  # noqa: E402
-from classroom.chapters import GRADED, SOURCE, own_cell, read_chapter, select, without_markers  # noqa: E402
-from classroom.gradebook import clean, grade_class, plan  # noqa: E402
-from classroom.release import release_notebook  # noqa: E402
-from classroom.submissions import answers, students  # noqa: E402
+from course.grader import cli as grade
+from course.grader.chapters import GRADED, SOURCE, own_cell, read_chapter, select
+from course.notebook import without_markers
+from course.grader.gradebook import clean, grade_class, plan
+from course.editions.release import release_notebook
+from course.grader.submissions import answers, students
 
 CHAPTER_1 = SOURCE / "01-purpose-and-validation.ipynb"
 
@@ -81,12 +80,12 @@ def test_the_plan_runs_the_exercise_sections_own_cells_with_the_answers_and_chec
     cell_of(handout, "c01-032").source = "wide_fact = 'mine'"
     items = plan(chapter, answers(handout, chapter))
     code = chapter.exercise_cells()
-    assert code[0].get("id") == "c01-030" and "from workbook.exercises.ch1 import" in code[0].source
+    assert code[0].get("id") == "c01-030" and "from workbook.teaching.exercises.ch1 import" in code[0].source
     last_check = max(i for i, c in enumerate(code) if c.get("id") == "c01-039")
     assert [item["cell_id"] for item in items] == [c.get("id") for c in code[:last_check + 1]]
     kinds = {item["cell_id"]: item for item in items}
     assert kinds["c01-032"]["kind"] == "answer" and kinds["c01-032"]["source"] == "wide_fact = 'mine'"
-    assert kinds["c01-033"] == {"kind": "check", "exercise": "1.1", "cell_id": "c01-033", "module": "workbook.exercises.ch1",
+    assert kinds["c01-033"] == {"kind": "check", "exercise": "1.1", "cell_id": "c01-033", "module": "workbook.teaching.exercises.ch1",
                                 "attribute": "q1", "expression": "wide_fact"}
     own = [item for item in items if item["kind"] == "cell"]
     assert [item["source"] for item in own] == [c.source for c in code[:last_check + 1]
@@ -175,22 +174,22 @@ def dry_run(*arguments):
     environment = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     shown = subprocess.run(["make", "--no-print-directory", "-n", *arguments], cwd=ROOT, env=environment,
                            capture_output=True, text=True, check=True).stdout
-    (line,) = [line for line in shown.splitlines() if "scripts/grade.py" in line or "scripts/student.py" in line]
+    (line,) = [line for line in shown.splitlines() if "workbook-grade" in line or "workbook-class" in line]
     return " ".join(line.split())
 
 
 def test_make_passes_the_time_limit_jobs_and_output_folder_through():
     assert dry_run("grade", "SUBMISSION=class", "TIMEOUT=3", "JOBS=1", "GRADES=out").endswith(
-        ".venv/bin/python scripts/grade.py class --out out --timeout 3 --jobs 1 --isolation auto")
+        ".venv/bin/workbook-grade class --out out --timeout 3 --jobs 1 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class").endswith(
-        "scripts/grade.py class --out build/grades --timeout 10 --isolation auto")
+        "workbook-grade class --out build/grades --timeout 10 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class", "CHAPTERS=01,02").endswith(
-        "scripts/grade.py class --out build/grades --timeout 10 --chapters 01,02 --isolation auto")
+        "workbook-grade class --out build/grades --timeout 10 --chapters 01,02 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class", "ISOLATION=required", "MEMORY=512", "SEED=ab12").endswith(
-        "scripts/grade.py class --out build/grades --timeout 10 --isolation required --memory 512 --seed ab12")
+        "workbook-grade class --out build/grades --timeout 10 --isolation required --memory 512 --seed ab12")
     for target in ("class", "student"):
-        assert dry_run(target).endswith("scripts/student.py build/class --timeout 10")
-    assert dry_run("class", "CLASS=/srv/course", "TIMEOUT=4").endswith("scripts/student.py /srv/course --timeout 4")
+        assert dry_run(target).endswith("workbook-class build/class --timeout 10")
+    assert dry_run("class", "CLASS=/srv/course", "TIMEOUT=4").endswith("workbook-class /srv/course --timeout 4")
 
 
 def test_by_default_as_many_chapters_are_graded_at_once_as_there_are_cores():

@@ -1,4 +1,4 @@
-"""What a sandbox can and cannot reach, asked from inside one (classroom.sandbox).
+"""What a sandbox can and cannot reach, asked from inside one (course.grader.sandbox).
 
 The grader's promise is structural: student code runs where there is nothing worth reading or
 changing, as a user of its own, and ends with its chapter. Each test runs a cell in a real
@@ -7,7 +7,6 @@ saying so, as the grader's isolated mode is not available there.
 """
 import os
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,11 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from classroom import wire  # noqa: E402
-from classroom.judge.sandboxes import Isolation, Sandboxes, isolation_here  # noqa: E402
-from classroom.sandbox.jail import FIRST_UID, Limits, processes_of  # noqa: E402
+from course.grader import wire
+from course.grader.judge.sandboxes import Isolation, Sandboxes, isolation_here
+from course.grader.sandbox.jail import FIRST_UID, Limits, processes_of
 
 CANARY = "WORKBOOK_GRADER_SECRET_CANARY"
 
@@ -67,10 +65,10 @@ package = os.path.dirname(importlib.util.find_spec("workbook").origin)
 root = os.path.dirname(package)
 found = {
     "root": sorted(os.listdir(root)),
-    "exercises": sorted(os.listdir(os.path.join(package, "exercises"))),
+    "exercises": sorted(os.listdir(os.path.join(package, "teaching", "exercises"))),
     "top": sorted(os.listdir("/")),
     "home": os.path.exists("/home"),
-    "checks": importlib.util.find_spec("workbook.exercises.checks") is not None,
+    "checks": importlib.util.find_spec("workbook.teaching.exercises.checks") is not None,
 }
 ''', "found")
     assert seen["root"] == [".venv", "workbook"] and str(ROOT) != "/"
@@ -174,12 +172,12 @@ def test_without_isolation_every_output_says_the_grades_are_not_tamper_proof(tmp
     """ISOLATION=off (or a machine without root or namespaces): the grader still grades, and its
     summary, gradebook, feedback and JSON each say that the grades are not tamper-proof."""
     import subprocess
-    from classroom.chapters import SOURCE, read_chapter
-    from classroom.students import KINDS, write_class
+    from course.grader.chapters import SOURCE, read_chapter
+    from course.grader.demo_class import KINDS, write_class
     write_class(tmp_path / "class", [read_chapter(SOURCE / "01-purpose-and-validation.ipynb")],
                 kinds={"right": KINDS["right"]})
     before = set(Path(tempfile.gettempdir()).glob("workbook-sandbox-*"))
-    grading = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "grade.py"), str(tmp_path / "class"),
+    grading = subprocess.Popen([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(tmp_path / "class"),
                                 "--out", str(tmp_path / "grades"), "--chapters", "1", "--isolation", "off"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = grading.communicate(timeout=300)
@@ -195,8 +193,8 @@ def test_without_isolation_every_output_says_the_grades_are_not_tamper_proof(tmp
 
 
 def test_isolation_required_refuses_where_it_cannot_be_had(tmp_path, monkeypatch):
-    import grade
-    from classroom.judge import sandboxes as module
+    from course.grader import cli as grade
+    from course.grader.judge import sandboxes as module
     monkeypatch.setattr(grade, "isolation_here", lambda wanted: Isolation("partial", "no namespaces here."))
     (tmp_path / "class").mkdir()
     assert grade.main([str(tmp_path / "class"), "--isolation", "required"]) == 3
@@ -215,7 +213,7 @@ def test_two_grading_runs_at_once_hand_out_users_of_their_own(sandboxes):
 def test_what_a_killed_grader_left_is_swept_by_the_next(tmp_path, monkeypatch):
     import subprocess
     import tempfile
-    from classroom.judge import sandboxes as module
+    from course.grader.judge import sandboxes as module
     gone = subprocess.Popen(["true"])
     gone.wait()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

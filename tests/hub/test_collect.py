@@ -11,14 +11,12 @@ own submission, names both refusals in its log, and collects nothing for nobody.
 import os
 import pwd
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from coursehub import environment  # noqa: E402
+from course.hub import environment
 
 NBGRADER = ROOT / "build" / "nbgrader-venv"
 COURSE_ID = "agent-memory-workbook"
@@ -41,7 +39,7 @@ def inbound_folder(inbound, student, stamp, owner, text):
 def nbgrader():
     if os.geteuid() != 0:
         pytest.skip("needs root: the submissions are folders owned by other accounts")
-    subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], check=True, cwd=ROOT)
+    subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True, cwd=ROOT)
     return NBGRADER / "bin" / "nbgrader"
 
 

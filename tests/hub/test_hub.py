@@ -33,7 +33,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -44,11 +43,10 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import answers  # noqa: E402
-from classroom.chapters import graded_chapters  # noqa: E402
-from coursehub import accounts  # noqa: E402
-from hub_tree import copy_tree, free_port  # noqa: E402
+from course.editions import answers
+from course.grader.chapters import graded_chapters
+from course.hub import accounts
+from hub_tree import copy_tree, free_port
 
 SHOTS = ROOT / "build" / "hub"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
@@ -158,7 +156,7 @@ def hub():
 @pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run scripts/install-browser")
+        pytest.fail(f"{CHROMIUM} is missing: run tools/install-browser")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield chromium
@@ -445,7 +443,7 @@ def test_a_student_cannot_open_another_students_files_by_url(hub, people):
     assert answer.status in (400, 403, 404)
 
 
-PROBE = """for f in {targets}; do if cat "$f" > /dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done > ~/probe.txt; find {hub} -path '*/workbook/exercises/answers.json' -o -path '*/workbook/exercises/checks' 2>/dev/null >> ~/probe.txt; echo probe-done >> ~/probe.txt; clear"""
+PROBE = """for f in {targets}; do if cat "$f" > /dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done > ~/probe.txt; find {hub} -path '*/workbook/teaching/exercises/answers.json' -o -path '*/workbook/teaching/exercises/checks' 2>/dev/null >> ~/probe.txt; echo probe-done >> ~/probe.txt; clear"""
 
 
 def distinctive_lines(edition):
@@ -463,7 +461,7 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     targets = [grace / "workbook" / f"{CHAPTER}.ipynb", grace / CHAPTER / f"{CHAPTER}.ipynb",
                teacher / "course" / "source" / CHAPTER / f"{CHAPTER}.ipynb", teacher / accounts.PASSWORDS,
                hub.tree / "notebooks" / f"{CHAPTER}.ipynb",
-               hub.tree / "workbook" / "exercises" / "answers.json", hub.dir / "state" / "jupyterhub.sqlite"]
+               hub.tree / "workbook" / "teaching" / "exercises" / "answers.json", hub.dir / "state" / "jupyterhub.sqlite"]
     probe = hub.home(ADA) / "probe.txt"
     page = people(ADA)
     page.goto(hub.url(f"/user/{ADA}/lab"))
@@ -518,7 +516,7 @@ def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, p
     markdown = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
     markdown.source += "\n\nA sentence the author added after the first release."
     nbformat.write(notebook, source)
-    setup = subprocess.run([str(hub.tree / ".venv" / "bin" / "python"), str(hub.tree / "scripts" / "hub.py"), "setup",
+    setup = subprocess.run([str(hub.tree / ".venv" / "bin" / "workbook-hub"), "setup",
                             "--dir", str(hub.dir), "--homes", str(hub.homes), "--roster", str(hub.roster),
                             "--instructor", INSTRUCTOR, "--port", str(hub.port)],
                            capture_output=True, text=True, timeout=600)

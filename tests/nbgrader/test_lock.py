@@ -1,15 +1,13 @@
 """make test-nbgrader installs the same versions every time: build/nbgrader-venv holds exactly
-the course lock, hub/requirements.txt, and two fresh installs from empty caches hold the same.
-(tests/test_locks.py, in make test, keeps the lock in step with requirements.txt.)"""
+the course lock, course/requirements.txt, and two fresh installs from empty caches hold the same.
+(tests/project/test_locks.py, in make test, keeps the lock in step with requirements.txt.)"""
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from test_locks import pins  # noqa: E402
+from locks import pins
 
 
 def installed(venv):
@@ -29,18 +27,18 @@ def fresh(tmp_path, name):
     cache.mkdir()
     environment = dict(os.environ, NBGRADER_VENV=str(venv), UV_CACHE_DIR=str(cache),
                        PIP_CACHE_DIR=str(cache), PIP_NO_CACHE_DIR="1")
-    done = subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], env=environment, capture_output=True,
+    done = subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], env=environment, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     return installed(venv)
 
 
 def test_the_nbgrader_venv_holds_exactly_the_lock():
-    subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], check=True)
-    assert installed(ROOT / "build" / "nbgrader-venv") == pins(ROOT / "hub" / "requirements.txt")
+    subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
+    assert installed(ROOT / "build" / "nbgrader-venv") == pins(ROOT / "course" / "requirements.txt")
 
 
 def test_two_installs_from_empty_caches_give_the_same_versions(tmp_path):
     first = fresh(tmp_path, "first")
     second = fresh(tmp_path, "second")
-    assert first == second == pins(ROOT / "hub" / "requirements.txt")
+    assert first == second == pins(ROOT / "course" / "requirements.txt")

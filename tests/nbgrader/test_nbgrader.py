@@ -10,7 +10,7 @@
    exercise by exercise and chapter by chapter: a cell that ignores the interrupt or floods its
    output fails alone under nbgrader too, instead of losing the whole chapter.
 
-nbgrader runs in build/nbgrader-venv (scripts/nbgrader-venv); the kernel it starts for the
+nbgrader runs in build/nbgrader-venv (tools/nbgrader-venv); the kernel it starts for the
 chapters is this repository's .venv, with solutions hidden, as a course would set it up.
 Autograding runs in one course folder per core (nbgrader's gradebook is one SQLite file), each
 holding some of the chapters.
@@ -20,17 +20,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from classroom.chapters import graded_chapters  # noqa: E402
-from classroom.release import write_release  # noqa: E402
-from classroom.students import DESERVED, KINDS, gradebook_csv, write_class  # noqa: E402
+from course.grader.chapters import graded_chapters
+from course.editions.release import write_release
+from course.grader.demo_class import DESERVED, KINDS, gradebook_csv, write_class
 
 NBGRADER = ROOT / "build" / "nbgrader-venv"
 RUN = ROOT / "build" / "nbgrader-run"
@@ -80,7 +78,7 @@ def kernel_spec():
 @pytest.fixture(scope="module")
 def course():
     if not (NBGRADER / "bin" / "nbgrader").exists():
-        subprocess.run([str(ROOT / "scripts" / "nbgrader-venv")], check=True)
+        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
     shutil.rmtree(RUN, ignore_errors=True)
     RUN.mkdir(parents=True)
     kernel_spec()
@@ -109,7 +107,7 @@ def course():
                               capture_output=True, text=True, check=True)
         cells += json.loads(read.stdout)
     exported = [row for folder in folders for row in csv.DictReader(open(folder / "grades.csv"))]
-    graded = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(everyone), "--out",
+    graded = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(everyone), "--out",
                              str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
                             capture_output=True, text=True, timeout=600)
     assert graded.returncode == 0, graded.stderr

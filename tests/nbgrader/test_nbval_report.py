@@ -10,8 +10,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import nbval_cell  # noqa: E402
+import nbval_cell
 
 ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -17,9 +17,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
-from bench import (ablation, cells, contention, growth, impls, notebooks,  # noqa: E402
+from bench import (ablation, cells, contention, growth, impls, notebooks,
                    overhead, report, run, timing, validation_check, workload)
 
 TINY = {"put": (3, 10), "get": (3, 10), "forget": (3, 10), "purge": (3, 10)}

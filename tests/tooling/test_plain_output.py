@@ -1,6 +1,6 @@
 """What a course's CI log shows when a test fails: make test's own command, its output in a file,
 holds no colour codes unless colour is asked for, and a chapter cell's changed output shows its
-whole difference; scripts/nbval_cell.py names the cell and prints both sides whole, labelled.
+whole difference; tools/nbval_cell.py names the cell and prints both sides whole, labelled.
 docs/instructors.md quotes both runs. The runs happen in a temporary folder laid out as the
 repository is (its conftest.py and pyproject.toml, a notebooks/ and a tests/ folder)."""
 import os
@@ -45,7 +45,11 @@ def course(tmp_path_factory):
     table = "\n".join(ROWS).replace("value 49", "value 50") + "\n"
     notebook(tree / "notebooks" / "table.ipynb",
              (f"print({chr(10).join(ROWS)!r})", table), ("def f():\n    return 1 / 0\nf()", None))
-    (tree / "tests" / "test_words.py").write_text(
+    # make test names its folders of tests/; the course has them, the first holding one test
+    folders = [arg for arg in make_test_command() if arg.startswith("tests/") and (ROOT / arg).is_dir()]
+    for folder in folders:
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+    (tree / folders[0] / "test_words.py").write_text(
         "def test_words():\n    assert 'apple banana cherry' == 'apple banana cheery'\n")
     return tree
 
@@ -105,8 +109,8 @@ def test_colour_comes_when_asked_for(course, tmp_path):
 
 
 def test_nbval_cell_names_the_cell_and_prints_both_outputs_whole_and_labelled(course):
-    command = re.search(r"\$ \.venv/bin/python (scripts/nbval_cell\.py .*)\n", GUIDE).group(1).split()
-    assert command == ["scripts/nbval_cell.py", "notebooks/course.ipynb", "1"]
+    command = re.search(r"\$ \.venv/bin/python (tools/nbval_cell\.py .*)\n", GUIDE).group(1).split()
+    assert command == ["tools/nbval_cell.py", "notebooks/course.ipynb", "1"]
     done = subprocess.run([sys.executable, str(ROOT / command[0]), *command[1:]], cwd=course,
                           env=environment(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -116,13 +120,13 @@ def test_nbval_cell_names_the_cell_and_prints_both_outputs_whole_and_labelled(co
     left, right = printed.index("  Left:"), printed.index("  Right:")
     assert printed[left + 1] == "    stored before" and printed[right + 1] == "    computed now"
     assert ESCAPE not in done.stdout
-    shown = re.search(r"\$ \.venv/bin/python scripts/nbval_cell\.py .*?\n(.*?)```", GUIDE, re.S).group(1)
+    shown = re.search(r"\$ \.venv/bin/python tools/nbval_cell\.py .*?\n(.*?)```", GUIDE, re.S).group(1)
     shown = [line.rstrip() for line in shown.splitlines()]
     assert printed[:len(shown)] == shown
 
 
 def test_nbval_cell_says_which_cells_there_are_when_n_is_out_of_range(course):
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "nbval_cell.py"), "notebooks/course.ipynb", "2"],
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "nbval_cell.py"), "notebooks/course.ipynb", "2"],
                           cwd=course, capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "N: notebooks/course.ipynb has 2 code cells, so nbval counts Cell 0 to Cell 1\n"

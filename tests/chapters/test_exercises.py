@@ -1,0 +1,204 @@
+"""Every exercise talks to the learner the same way: one line per call, never a traceback."""
+import importlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from workbook.teaching.exercises import Exercise, NotYet, ____, answers
+
+EXERCISES = [(chapter, name, getattr(importlib.import_module(f"workbook.teaching.exercises.ch{chapter}"), name))
+             for chapter in range(1, 7) for name in ("q1", "q2", "q3")] + [
+    ("A", name, getattr(importlib.import_module("workbook.teaching.exercises.postgres"), name))
+    for name in ("q1", "q2", "q3")]
+
+
+def lines(capsys):
+    return capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("chapter, name, exercise", EXERCISES,
+                         ids=[f"ch{c}.{n}" for c, n, _ in EXERCISES])
+def test_check_hint_and_solution_read_as_one_sentence_each(chapter, name, exercise, capsys,
+                                                           monkeypatch):
+    number = f"{chapter}.{name[1]}"
+    assert exercise.number == number
+    for blank in (None, ____, [____], {"text": ____}):
+        exercise.check(blank)
+        (line,) = lines(capsys)
+        assert line.startswith(f"Exercise {number}: not attempted.")
+    assert exercise.hints, "every exercise has at least one hint"
+    for level in range(1, len(exercise.hints) + 1):
+        exercise.hint(level)
+        (line,) = lines(capsys)
+        assert line.startswith(f"Exercise {number}, hint {level} of {len(exercise.hints)}:")
+        more = f"({name}.hint({level + 1}) for more)"
+        assert line.endswith(more) == (level < len(exercise.hints))
+    exercise.hint()
+    assert lines(capsys)[0].startswith(f"Exercise {number}, hint 1 of")
+    exercise.hint(len(exercise.hints) + 1)
+    assert lines(capsys)[0].startswith(f"Exercise {number}, hint {len(exercise.hints)} of "
+                                       f"{len(exercise.hints)} (there is no hint {len(exercise.hints) + 1}):")
+    exercise.solution()
+    shown = lines(capsys)
+    assert shown[0] == f"Exercise {number}, a solution:" and answers()[number].strip() in "\n".join(shown)
+    monkeypatch.setenv("WORKBOOK_HIDE_SOLUTIONS", "1")
+    exercise.solution()
+    (line,) = lines(capsys)
+    assert line.startswith(f"Exercise {number}: solutions are hidden")
+
+
+@pytest.mark.parametrize("chapter, name, exercise", EXERCISES,
+                         ids=[f"ch{c}.{n}" for c, n, _ in EXERCISES])
+def test_no_attribute_shows_the_answer(chapter, name, exercise):
+    # The worked answer is one solution() call away, never in a repr, a field or tab completion.
+    answer = max(answers()[exercise.number].splitlines(), key=len).strip()
+    seen = repr(exercise) + json.dumps({k: str(v) for k, v in vars(exercise).items()})
+    assert answer not in seen and not hasattr(exercise, "answer")
+
+
+@pytest.mark.parametrize("chapter, name, exercise", EXERCISES,
+                         ids=[f"ch{c}.{n}" for c, n, _ in EXERCISES])
+def test_a_stub_returning_the_blank_is_not_attempted(chapter, name, exercise):
+    verdict = exercise.verdict(lambda *args, **kwargs: ____)
+    assert verdict.status in ("not attempted", "not yet"), verdict
+    if verdict.status == "not yet":  # exercises whose answer is a value, not a function
+        assert "____" not in verdict.sentence
+
+
+def test_answers_are_stored_encoded():
+    stored = (importlib.resources.files("workbook.teaching.exercises") / "answers.json").read_text()
+    assert "def " not in stored and "BEGIN SOLUTION" not in stored
+    assert sorted(answers()) == sorted(e.number for _, _, e in EXERCISES)
+
+
+def slow_checker(answer):
+    answer()
+    return "finished"
+
+
+LOOPING = Exercise("9.1", "never finish", slow_checker)
+
+
+def test_an_endless_loop_is_stopped_at_the_time_limit():
+    def forever():
+        while True:
+            pass
+    started = time.monotonic()
+    verdict = LOOPING.verdict(forever, seconds=0.5)
+    assert time.monotonic() - started < 2
+    assert verdict.status == "not yet"
+    assert verdict.sentence == ("your answer was still running after 0.5 seconds, this check's "
+                                "time limit; look for a loop that never ends.")
+
+
+def test_the_loop_cannot_hide_the_limit_by_catching_exceptions():
+    def stubborn():
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:
+                pass
+    assert "still running after 0.3 seconds" in LOOPING.verdict(stubborn, seconds=0.3).sentence
+
+
+def test_the_default_limit_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("WORKBOOK_CHECK_SECONDS", "0.4")
+    assert "after 0.4 seconds" in LOOPING.verdict(lambda: time.sleep(5)).sentence
+    monkeypatch.setenv("WORKBOOK_CHECK_SECONDS", "soon")  # not a number: the default stands
+    assert LOOPING.verdict(lambda: None).correct
+
+
+def test_the_limit_also_holds_off_the_main_thread():
+    found = {}
+    thread = threading.Thread(target=lambda: found.update(
+        verdict=LOOPING.verdict(lambda: time.sleep(3), seconds=0.3)))
+    thread.start()
+    thread.join(2)
+    assert "still running after 0.3 seconds" in found["verdict"].sentence
+
+
+def test_an_interrupt_is_answered_in_one_sentence():
+    def interrupted():
+        os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's interrupt button sends the kernel
+        time.sleep(2)
+    verdict = LOOPING.verdict(interrupted, seconds=3)
+    assert verdict.status == "not yet" and verdict.sentence.startswith("the check was interrupted")
+
+
+def test_the_alarm_is_put_back_after_a_check():
+    before = signal.getsignal(signal.SIGALRM)
+    LOOPING.verdict(lambda: None, seconds=1)
+    assert signal.getsignal(signal.SIGALRM) == before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_errors_and_stubs_become_sentences():
+    def broken():
+        raise KeyError("nope")
+
+    def stub():
+        raise NotImplementedError()
+
+    def wrong():
+        raise NotYet("because.")
+    assert LOOPING.verdict(broken).sentence == "running your answer raised KeyError: 'nope'."
+    assert LOOPING.verdict(lambda: 1 / 0).sentence == "running your answer raised ZeroDivisionError: division by zero."
+    assert LOOPING.verdict(lambda: exec("raise RuntimeError")).sentence == "running your answer raised RuntimeError."
+    assert LOOPING.verdict(stub).status == "not attempted"
+    assert LOOPING.verdict(wrong).sentence == "because."
+
+
+def test_compare_waits_for_a_prediction(capsys):
+    shown = []
+    exercise = Exercise("9.2", "predict", slow_checker, reveal=shown.append)
+    exercise.compare(____)
+    assert capsys.readouterr().out.startswith("Exercise 9.2: make your prediction first")
+    exercise.compare([1, 2])
+    assert shown == [[1, 2]]
+
+
+def test_a_check_after_a_cell_that_raised_says_the_answer_would_not_count(capsys, monkeypatch):
+    """The class hand-out's stub: the learner writes the answer above `raise NotImplementedError()`
+    and keeps that line. The grader gives nothing for a cell that raised, so the check says so."""
+    import types
+    shell = types.SimpleNamespace(last_execution_succeeded=False)
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    LOOPING.check(lambda: None)
+    assert capsys.readouterr().out.startswith("Exercise 9.1: not yet: the cell you ran just before")
+    LOOPING.check(____)
+    assert "delete any raise NotImplementedError() line" in capsys.readouterr().out
+    shell.last_execution_succeeded = True
+    LOOPING.check(lambda: None)
+    assert capsys.readouterr().out == "Exercise 9.1: correct: finished\n"
+
+
+@pytest.mark.parametrize("chapter, name, exercise", [e for e in EXERCISES if e[2].reveal],
+                         ids=[f"ch{c}.{n}" for c, n, e in EXERCISES if e.reveal])
+def test_compare_shows_nothing_for_a_prediction_check_calls_invalid(chapter, name, exercise, capsys):
+    """compare() reveals the real run only for a prediction that check() would compare."""
+    for invalid in ("no idea", 42, [object()]):
+        assert exercise.verdict(invalid).status == "not yet"
+        assert exercise.compare(invalid) is None
+        (line,) = capsys.readouterr().out.splitlines()
+        assert line.startswith(f"Exercise {exercise.number}: ")
+
+
+def test_an_edition_without_checks_says_who_checks(tmp_path, capsys, monkeypatch):
+    """The class and grading editions leave workbook/teaching/exercises/checks/ out: a check then says,
+    in one sentence, that the grader judges the answer, and compare() shows nothing."""
+    from workbook.teaching.exercises import ChecksAbsent, InChecks
+    missing = InChecks("ch99", "check_anything")
+    with pytest.raises(ChecksAbsent):
+        missing(1)
+    exercise = Exercise("9.3", "anything", missing, reveal=InChecks("ch99", "show"))
+    exercise.check(41)
+    assert capsys.readouterr().out.startswith("Exercise 9.3: this copy of the workbook holds no checks")
+    exercise.compare([1])
+    assert "does not run the real sequence" in capsys.readouterr().out
+    exercise.check(____)
+    assert "not attempted" in capsys.readouterr().out
