@@ -213,10 +213,6 @@ DURABILITY = (
     "CREATE UNLOGGED TABLE probe (backend integer PRIMARY KEY, checked xid8 NOT NULL)",
     f"""CREATE FUNCTION durable() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER AS $fn$BEGIN
-        IF TG_TABLE_NAME = 'probe' THEN     -- fired by the INSERT below
-            PERFORM set_config('workbook.immediate', 'yes', true);
-            RETURN NULL;
-        END IF;
         IF EXISTS (SELECT FROM probe p WHERE p.backend = pg_backend_pid()
                 AND p.checked = pg_current_xact_id()) THEN
             RETURN NULL;                    -- this transaction is safe already
@@ -227,8 +223,9 @@ DURABILITY = (
         IF current_setting('workbook.immediate') = 'yes'           -- not the commit yet
             OR EXISTS (SELECT FROM pg_cursors c WHERE c.is_holdable)
             OR EXISTS (SELECT FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
-                WHERE t.tgdeferrable AND (f.proname <> 'durable' OR
-                    shobj_description(f.proowner, 'pg_authid') IS DISTINCT FROM '{MARK}'))
+                WHERE t.tgdeferrable AND (f.proname NOT IN ('durable', 'probed')
+                    OR f.proowner NOT IN (SELECT d.objoid FROM pg_shdescription d
+                        WHERE d.classoid = 'pg_authid'::regclass AND d.description = '{MARK}')))
         THEN
             TRUNCATE flush;                 -- a commit that removes a file waits for the disk
         ELSIF current_setting('synchronous_commit') = 'off' THEN
@@ -236,17 +233,25 @@ DURABILITY = (
         END IF;
         RETURN NULL;
     END$fn$""",
+    # Fired by durable's INSERT into probe: at once only if the constraints are IMMEDIATE.
+    # Its one call is qualified, so it needs no search_path of its own: it also runs at the
+    # commit, with the session's.
+    """CREATE FUNCTION probed() RETURNS trigger LANGUAGE plpgsql AS $fn$BEGIN
+        PERFORM pg_catalog.set_config('workbook.immediate', 'yes', true);
+        RETURN NULL;
+    END$fn$""",
 )
 # Created once the function belongs to the definer.
-TRIGGERS = tuple(f"""CREATE CONSTRAINT TRIGGER durable AFTER {events} ON {{tables}}.{table}
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {{tables}}.durable()"""
-                 for table, events in (("records", "INSERT OR UPDATE OR DELETE"),
-                                       ("probe", "INSERT OR UPDATE")))
+TRIGGERS = tuple(f"""CREATE CONSTRAINT TRIGGER {function} AFTER {events} ON {{tables}}.{table}
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {{tables}}.{function}()"""
+                 for table, events, function in (
+                     ("records", "INSERT OR UPDATE OR DELETE", "durable"),
+                     ("probe", "INSERT OR UPDATE", "probed")))
 
 # %% ../notebooks/appendix-postgres-operations.ipynb #ops-012
 # Each function's signature; the role may call the last four, and nothing else.
 SIGNATURES = ("forward_only()", "checked(text, text, text, bigint)", "decoded_length(text)",
-              "valid_body(text, text)", "durable()", "get(text, text, text, bigint)",
+              "valid_body(text, text)", "durable()", "probed()", "get(text, text, text, bigint)",
               "put(text, text, text, text, bigint, bigint, bigint)",
               "forget(text, text, text, bigint)", "purge(text, bigint)")
 CALLED = SIGNATURES[-4:]
@@ -266,7 +271,8 @@ GRANTS = (
     *(f"REVOKE ALL ON FUNCTION {HOME[signature]}.{signature} FROM PUBLIC"
       for signature in SIGNATURES),
     *(f"ALTER FUNCTION {HOME[signature]}.{signature} SET search_path = {{tables}}, pg_temp "
-      "SET standard_conforming_strings = on SET row_security = on" for signature in SIGNATURES),
+      "SET standard_conforming_strings = on SET row_security = on"
+      for signature in SIGNATURES if signature != "probed()"),
     *(f"ALTER FUNCTION {HOME[signature]}.{signature} OWNER TO {{definer}}"
       for signature in SIGNATURES[1:]),
     *(f"ALTER FUNCTION {HOME[signature]}.{signature} SET lock_timeout = {{lock_wait}}"

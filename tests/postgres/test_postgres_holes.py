@@ -126,6 +126,17 @@ def two_puts(raw, key):
     return revision
 
 
+def set_config_of_its_own(raw, key):
+    """A set_config of the role's own ahead of PostgreSQL's on the session's search_path, where
+    code that runs at the commit would find it (the role may create in public here, as every
+    role might before PostgreSQL 15)."""
+    raw.execute("""CREATE OR REPLACE FUNCTION public.set_config(text, text, boolean)
+        RETURNS text LANGUAGE sql
+        AS $$SELECT pg_catalog.set_config('synchronous_commit', 'off', true)$$""")
+    raw.execute("SET search_path = crash, public, pg_catalog")
+    return raw_put(raw, key)
+
+
 def pipeline(raw, key):
     """psycopg's pipeline mode: the put and the setting travel together before one Sync."""
     with raw.pipeline():
@@ -137,7 +148,7 @@ def pipeline(raw, key):
 
 TRICKS = [after_put, in_the_same_statement, constraints_immediate_before,
           constraints_immediate_after, cursor_with_hold, deferred_trigger_of_its_own,
-          undone_in_a_savepoint, two_puts, pipeline]
+          undone_in_a_savepoint, two_puts, set_config_of_its_own, pipeline]
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +164,11 @@ def crash_server():
         with psycopg.connect(server.conninfo(), autocommit=True) as admin:
             password = postgres_install.create_role(admin)
             postgres_install.install(admin, "crash")
-            # The deferred-trigger trick needs a temporary table: granted here by name, as an
-            # administrator of a database shared with other roles may have left it.
-            admin.execute(sql.SQL("GRANT TEMPORARY ON DATABASE postgres TO {}").format(
-                sql.Identifier(postgres_install.STORE_ROLE)))
+            # Two tricks need rights a database shared with other roles may have left every
+            # role: a temporary table, and CREATE in public (PostgreSQL's default before 15).
+            for right in ("TEMPORARY ON DATABASE postgres", "CREATE ON SCHEMA public"):
+                admin.execute(sql.SQL("GRANT {} TO {}").format(
+                    sql.SQL(right), sql.Identifier(postgres_install.STORE_ROLE)))
         yield server, server.conninfo(postgres_install.STORE_ROLE, password=password,
                                       options="-c search_path=crash")
 
