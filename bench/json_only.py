@@ -7,8 +7,7 @@ the spec's get does through payload(). Nothing else: no identity, integer or sch
 
 So a store that validates the spec's way, with the standard library's `json`, cannot beat
 this column: where it misses a limit, meeting that limit needs something other than `json`
-(bench/proposal.diff tries a hand-written encoder and skips the re-encoding on read), not
-tidier validation.
+(a hand-written encoder, a read that skips the re-encoding), not tidier validation.
 """
 
 import json

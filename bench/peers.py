@@ -97,13 +97,9 @@ class Peer:
         return loop
 
 
-def measure(keep):
+def measure():
     results = []
     ours = impls.store().module
-    try:
-        proposal = impls.proposal(keep=keep).module
-    except impls.ProposalError:
-        proposal = None
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as folder:
         for backend in ("memory", "file"):
             def path(name):
@@ -111,8 +107,6 @@ def measure(keep):
             contenders = {"ours": Ours(ours, path("ours.db")),
                           "langgraph": Peer(path("lg.db"), ttl=False),
                           "langgraph+ttl": Peer(path("lg-ttl.db"), ttl=True)}
-            if proposal:
-                contenders["ours, proposal"] = Ours(proposal, path("proposal.db"))
             for op, plan in (("put", ROUNDS), ("get", GET_ROUNDS)):
                 rounds, batch = plan[backend]
                 samples = interleave({name: getattr(c, f"prepare_{op}")
@@ -145,8 +139,6 @@ def report(results):
               "last write wins, no revision, no compare-and-swap, no schema or size check "
               "(any JSON-serialisable mapping, via orjson). `get` is a SELECT in a "
               "transaction; it does not filter expired items (a sweeper deletes them).",
-              "- **ours, proposal**: the same calls with bench/proposal.diff (not adopted) "
-              "applied (when it applies), every validation kept.",
               "- **langgraph+ttl**: `ttl={'default_ttl': 60, 'refresh_on_read': True}`: "
               "`get` first runs an UPDATE that pushes `expires_at` forward, so every read "
               "is a write (on a file: a write transaction and its sync per read).",
@@ -157,12 +149,7 @@ def report(results):
 def main():
     out = ROOT / "build" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    keep = []
-    try:
-        results = measure(keep)
-    finally:
-        for folder in keep:
-            folder.cleanup()
+    results = measure()
     text = report(results)
     (out / "peers.md").write_text(text)
     (out / "peers.json").write_text(json.dumps(results, indent=1))

@@ -3,6 +3,8 @@
 import json
 import math
 
+from bench import machine
+
 # What a user waits for: the targets a run is judged by, as (label, kind, what, limit, unit).
 TARGETS = [
     ("a fresh clone to JupyterLab serving the learner's copy", "setup", "lab", 20, "s"),
@@ -18,9 +20,8 @@ RATIOS = [
     ("put at the largest table vs 100 rows", "growth", "put", None),
     ("get at the largest table vs 100 rows", "growth", "get", None),
 ]
-IMPLS = ("store", "reference", "proposal", "json only")
-HEADINGS = {"store": "store", "reference": "spec reference", "proposal": "proposal",
-            "json only": "JSON alone (bound)"}
+IMPLS = ("store", "reference", "json only")
+HEADINGS = {"store": "store", "reference": "spec reference", "json only": "JSON alone (bound)"}
 
 
 def us(ns):
@@ -134,7 +135,7 @@ def growth_note(growth):
     """Growth ratios compare each implementation with itself; say what that hides."""
     curves, last = growth["curves"], growth["sizes"][-1]
     parts = [f"{i} {us(curves['get'][i][-1]['median_ns'])}"
-             for i in ("store", "proposal", "floor") if i in curves["get"]]
+             for i in ("store", "floor") if i in curves["get"]]
     text = (f"Growth ratios compare each implementation with itself at "
             f"{growth['sizes'][0]:,} rows. A `get` at {last:,} rows costs "
             + ", ".join(parts) + f"; SQLite alone (the floor) grows "
@@ -143,8 +144,6 @@ def growth_note(growth):
         text += (f" and {x(curves['get_hot']['floor'][-1]['vs_smallest'])} on the same "
                  f"{growth.get('hot', 8)} keys (store "
                  f"{x(curves['get_hot']['store'][-1]['vs_smallest'])}")
-        if "proposal" in curves["get_hot"]:
-            text += f", proposal {x(curves['get_hot']['proposal'][-1]['vs_smallest'])}"
         text += ")"
     return text + ". See Growth below."
 
@@ -204,7 +203,7 @@ def purge_finding(growth):
 
 def _curve_table(growth, ops):
     sizes, curves = growth["sizes"], growth["curves"]
-    impls = [i for i in ("store", "proposal", "floor") if i in curves[ops[0]]]
+    impls = [i for i in ("store", "floor") if i in curves[ops[0]]]
     head = [f"{op.split('_')[0]} {i}" for op in ops for i in impls]
     lines = ["| rows | " + " | ".join(head) + " |", "|---:|" + "---:|" * len(head)]
     for n, size in enumerate(sizes):
@@ -217,12 +216,9 @@ def _curve_table(growth, ops):
 def _own_cost_table(growth):
     """impl − floor per size: the part of each call that is the store's own Python."""
     sizes, curves = growth["sizes"], growth["curves"]
-    impls = [i for i in ("store", "proposal") if i in curves["get"]]
-    head = [f"{op} {i} − floor" for op in ("get", "put") for i in impls]
-    lines = ["| rows | " + " | ".join(head) + " |", "|---:|" + "---:|" * len(head)]
+    lines = ["| rows | get store − floor | put store − floor |", "|---:|---:|---:|"]
     for n, size in enumerate(sizes):
-        cells = [us(curves[op][i][n]["minus_floor_ns"]) for op in ("get", "put")
-                 for i in impls]
+        cells = [us(curves[op]["store"][n]["minus_floor_ns"]) for op in ("get", "put")]
         lines.append(f"| {size:,} | " + " | ".join(cells) + " |")
     return lines
 
@@ -321,8 +317,9 @@ def notebook_lines(nb):
 
 def markdown(results):
     env = results["environment"]
+    measured = f" at {machine.described(env)}" if "source" in env else ""
     lines = ["# Benchmark report", "",
-             f"`{env['command']}` on {env['date']}: Python {env['python']}, SQLite "
+             f"`{env['command']}` on {env['date']}{measured}: Python {env['python']}, SQLite "
              f"{env['sqlite']}, {env['cpus']} CPUs, {env['platform']}; "
              f"{env['seconds']:.0f} s in all ("
              + ", ".join(f"{k} {v:.0f} s" for k, v in env.get("parts", {}).items())
@@ -348,15 +345,12 @@ def markdown(results):
               "with empty package caches."]
     if "growth" in results and "floor" in results["growth"]["curves"]["get"]:
         lines += ["", growth_note(results["growth"])]
-    for note in results.get("notes", []):
-        lines += ["", f"Note: {note}"]
     if "overhead" in results:
         lines += ["", "## Overhead against the floor", "",
                   "The floor runs the store's own SQL statements through `sqlite3` with no "
                   "validation and no JSON (bench/floor.py): `put` gets the encoded body, "
                   "`get` returns the raw row. Columns: floor; the store as in this tree; "
-                  "the spec's reference code (workbook/specification/store.py); the proposed "
-                  "change, not adopted (bench/proposal.diff applied to a temporary copy); "
+                  "the spec's reference code (workbook/specification/store.py); "
                   "JSON alone, the floor plus only the spec's JSON work (bench/json_only.py)."]
         lines += overhead_tables(results)
     if "growth" in results:
@@ -416,7 +410,7 @@ def plot(results, path):
     if growth:
         ax = axes[0][1]
         # One colour per call, one line style per implementation.
-        styles = {"store": "-", "proposal": ":", "floor": "--"}
+        styles = {"store": "-", "floor": "--"}
         for op, colour in (("get", "tab:blue"), ("put", "tab:orange")):
             for impl, curve in growth["curves"][op].items():
                 ax.plot([p["size"] for p in curve], [p["median_ns"] / 1000 for p in curve],

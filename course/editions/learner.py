@@ -20,17 +20,23 @@ teaching cells before keep theirs, but no cell keeps an execution count).
 The learner's copy is a folder of their own. `sync` writes each chapter into it once and never
 overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
 in `COPY/00-updates-available.md`, which heads the file browser. `update` replaces those
-chapters with the new edition, carrying the learner's answer cells over by cell id, and first
-saves the learner's whole file in `COPY/earlier-versions/`; a chapter open in a JupyterLab
-that serves the copy is left for later (saving its tab would write the old version back over
-the new one), and `update` says so and fails. The folder's `.workbook.json`
-remembers which edition each chapter was copied from. From the command line, the notebooks it
+chapters with the new edition and first saves the learner's whole file in
+`COPY/earlier-versions/`. By cell id it carries over the learner's answer cells and every cell
+the learner added, each after the cell it followed; what it cannot carry it names, by the first
+line of each cell, with the file it is kept in: the learner's edits to the chapter's own cells
+(the new edition's version takes their place) and the answer of an exercise the new edition no
+longer has. A chapter open in a JupyterLab that serves the copy is left for later (saving its
+tab would write the old version back over the new one), and `update` says so and fails. The
+folder's `.workbook.json` remembers which edition each chapter was copied from, and each of that
+edition's cells, which is how a cell the learner added is told from one the edition dropped and
+a cell the learner edited from one the edition changed. From the command line, the notebooks it
 writes are signed as trusted in the learner's Jupyter data folder, as `jupyter trust` would.
 Nothing in make test or CI reads the copy.
 """
 import hashlib
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -59,8 +65,9 @@ you type can change the chapters in `notebooks/` or break `make test`.
   The answers are hidden, not secret: they are one call away, so look only when you choose to.
 - A check stops your code after a few seconds and says so, if it runs on and on.
 - When the chapters change, `make lab` tells you which ones (and `00-updates-available.md`
-  appears here); `make lab-update` brings them in, keeping your answers (your previous file
-  goes to `earlier-versions/` first). Close the chapter's tab before you update it.
+  appears here); `make lab-update` brings them in, keeping your answers and the cells you added
+  (your previous file goes to `earlier-versions/` first, and the update names any edit of yours
+  to the chapter's own cells, which it cannot keep). Close the chapter's tab before you update it.
 - The `#| export` cells of your copy run like any other cell. The package you import was built
   from the source chapters in `notebooks/`, so changing an export cell here changes nothing
   else.
@@ -75,8 +82,9 @@ These chapters changed since they were copied here:
 {chapters}
 
 Your copies are untouched. To bring the new versions in, close their tabs, then run
-`make lab-update` in a terminal. Your answer cells are carried over, and each file you had is
-saved in `earlier-versions/` first. While a chapter is open here, `make lab-update` leaves it
+`make lab-update` in a terminal. Your answer cells and the cells you added are carried over, and
+each file you had is saved in `earlier-versions/` first; the update names any edit of yours to the
+chapter's own cells, which the new version replaces. While a chapter is open here, `make lab-update` leaves it
 as it is and says so: saving its tab afterwards would write your old version over the new one.
 """
 
@@ -133,6 +141,9 @@ def digest(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+CELLS = "cells"  # the manifest's record of each chapter's edition cells: {name: {id: digest}}
+
+
 def read_manifest(copy):
     path = copy / MANIFEST
     return json.loads(path.read_text()) if path.exists() else {}
@@ -140,6 +151,17 @@ def read_manifest(copy):
 
 def write_manifest(copy, manifest):
     (copy / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def edition_cells(notebook):
+    """{cell id: digest of its source} of an edition's cells, as the manifest keeps them."""
+    return {cell.get("id"): digest(cell.source) for cell in notebook.cells}
+
+
+def remember(manifest, name, notebook):
+    """Record in the manifest which edition `name` now holds, and its cells."""
+    manifest[name] = digest(text_of(notebook))
+    manifest.setdefault(CELLS, {})[name] = edition_cells(notebook)
 
 
 def write_notebook(target, notebook, trust=False):
@@ -170,7 +192,7 @@ def sync(copy=COPY, source=SOURCE, trust=False):
         target = copy / path.name
         if not target.exists():
             write_notebook(target, notebook, trust)
-            manifest[path.name] = digest(text)
+            remember(manifest, path.name, notebook)
             added.append(path.name)
         elif manifest.get(path.name) != digest(text):
             changed.append(path.name)
@@ -183,8 +205,47 @@ def sync(copy=COPY, source=SOURCE, trust=False):
     return added, changed
 
 
-def carried_over(new, old):
-    """The new edition with the learner's answer cells (matched by id) put back in."""
+@dataclass
+class Carried:
+    """What `update` did with one chapter: what it carried over, and what it could not."""
+    name: str
+    answers: int = 0                             # answer cells carried over
+    added: int = 0                               # cells of the learner's own carried over
+    edited: list = field(default_factory=list)   # first lines of chapter cells the learner edited
+    dropped: list = field(default_factory=list)  # first lines of answers to exercises now gone
+    earlier: Path = None                         # where the learner's whole previous file is
+
+    def lines(self, where):
+        """What to tell the learner, in sentences, naming files relative to the copy."""
+        kept = [f"{self.answers} answer cell{'s' if self.answers != 1 else ''}"]
+        if self.added:
+            kept.append(f"{self.added} cell{'s' if self.added != 1 else ''} you added")
+        said = [f"{self.name}: updated, keeping {' and '.join(kept)}."]
+        earlier = f"{where}/{EARLIER}/{self.earlier.name}" if self.earlier else "your previous file"
+        lost = [f"    - your edit to the cell that begins {line!r} (the new version of that cell "
+                "is in its place)" for line in self.edited]
+        lost += [f"    - your answer in the cell that begins {line!r} (the new version has no "
+                 "such exercise)" for line in self.dropped]
+        if lost:
+            said += [f"  Not carried over, and kept in {earlier}:", *lost]
+        return said
+
+
+def first_line(cell):
+    line = next((line.strip() for line in cell.source.splitlines() if line.strip()), "(empty)")
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def carried_over(new, old, recorded=None, name=""):
+    """The new edition with the learner's cells put back in, and what was and was not carried.
+
+    Answer cells come back by id. A cell of the old copy whose id was not in the edition it was
+    copied from (`recorded`, {id: digest}; without it, not in the new edition) is the learner's
+    own: it comes back after the cell it followed, or after the title if that cell is gone. A
+    cell of that edition whose source the learner changed is not carried: it is named."""
+    report = Carried(name)
+    known = set(recorded) if recorded is not None else {cell.get("id") for cell in new.cells}
+    fresh = {cell.get("id") for cell in new.cells}
     answers = {cell.get("id"): cell for cell in old.cells if is_answer_cell(cell)}
     for index, cell in enumerate(new.cells):
         mine = answers.get(cell.get("id")) if is_answer_cell(cell) else None
@@ -192,7 +253,32 @@ def carried_over(new, old):
             kept = nbformat.from_dict(dict(mine))
             kept.outputs, kept.execution_count = [], None
             new.cells[index] = kept
-    return new
+            report.answers += 1
+    after, anchor = {}, None  # the learner's own cells, by the id of the cell they followed
+    for cell in old.cells:
+        ident = cell.get("id")
+        if ident not in known:
+            kept = nbformat.from_dict(dict(cell))
+            if kept.cell_type == "code":
+                kept.outputs, kept.execution_count = [], None
+            after.setdefault(anchor, []).append(kept)
+            report.added += 1
+            continue
+        if ident in fresh:
+            anchor = ident
+        if is_answer_cell(cell):
+            if ident not in fresh:
+                report.dropped.append(first_line(cell))
+        elif recorded is not None and recorded.get(ident) != digest(cell.source):
+            report.edited.append(first_line(cell))
+    cells = []
+    for cell in new.cells:
+        cells.append(cell)
+        cells += after.pop(cell.get("id"), [])
+    orphans = after.pop(None, [])  # they followed no cell the new edition still has
+    at = 1 if cells and cells[0].cell_type == "markdown" else 0
+    new.cells = cells[:at] + orphans + cells[at:]
+    return new, report
 
 
 def saved_earlier(copy, name):
@@ -233,22 +319,34 @@ def update(copy=COPY, source=SOURCE, trust=False, keep=()):
     """Bring every changed chapter up to date, keeping answers; return the names updated.
 
     Chapters named in `keep` (open in a running lab) are left as they are, still offered."""
+    return [done.name for done in updates(copy, source, trust, keep)]
+
+
+def updates(copy=COPY, source=SOURCE, trust=False, keep=()):
+    """`update`, returning for each chapter updated what was carried over and what was not
+    (a `Carried`)."""
     copy = Path(copy)
     added, changed = sync(copy, source, trust)
     manifest = read_manifest(copy)
     waiting = [name for name in changed if name in keep]
     changed = [name for name in changed if name not in keep]
+    done = []
     for name in changed:
         target = copy / name
         old = nbformat.read(target, as_version=4)
         fresh = edition_notebook(Path(source) / name)
-        manifest[name] = digest(text_of(fresh))
-        saved_earlier(copy, name).write_text(target.read_text())
-        write_notebook(target, carried_over(fresh, old), trust)
+        recorded = manifest.get(CELLS, {}).get(name)
+        remember(manifest, name, fresh)
+        earlier = saved_earlier(copy, name)
+        earlier.write_text(target.read_text())
+        notebook, report = carried_over(fresh, old, recorded, name)
+        report.earlier = earlier
+        write_notebook(target, notebook, trust)
+        done.append(report)
     write_manifest(copy, manifest)
     if not waiting:
         (copy / UPDATES).unlink(missing_ok=True)
-    return changed
+    return done
 
 
 def shown(path):
@@ -266,7 +364,8 @@ def run(command="sync", where=None, edition=None):
         return 0
     if command == "update":
         busy = open_in_lab(copy)
-        updated = update(copy, source, trust=True, keep=busy)
+        done = updates(copy, source, trust=True, keep=busy)
+        updated = [report.name for report in done]
         where = shown(copy)
         # what is still waiting is only what a running lab has open: anything else that still
         # differs from the new edition right after an update is not a learner's to fix
@@ -274,6 +373,8 @@ def run(command="sync", where=None, edition=None):
         if updated:
             print(f"Updated in {where}/, your answers kept: {', '.join(updated)} "
                   f"(your previous files are in {where}/{EARLIER}/).")
+            for report in done:
+                print("\n".join(report.lines(where)))
         elif not waiting:
             print(f"Every chapter in {where}/ is up to date.")
         if waiting:

@@ -68,10 +68,10 @@ _exercises.Exercise.check = lambda self, answer=None: print(f"Exercise {self.num
 '''
 HELPER = '''\
 def slug(title):
-    key = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    key = "-".join(re.findall(r"[a-z0-9]+", title.lower()))
     if not key[:1].isalpha():
-        key = "run-" + key
-    return key[:32].rstrip("-")
+        key = "n--" + key
+    return key[:32]
 '''
 CAPTURE_SOLUTION = '''\
 import contextlib, io

@@ -292,6 +292,15 @@ def answer(db, path, now, operation):
     raise AssertionError(f"the explorer shows an operation the test cannot replay: {operation}")
 
 
+def announce_the_whole_step(explorer):
+    """Press the explorer's button for the whole step; the live region's text once it says it."""
+    explorer.get_by_role("button", name="Announce the whole step").click()
+    explorer.page.wait_for_function(
+        "root => root.querySelector('[role=status][aria-live=polite]').textContent"
+        ".includes('get returns: ')", arg=explorer.element_handle(), timeout=WAIT)
+    return read_explorer(explorer)["spoken"]
+
+
 def step_to(explorer, key, step, image=None):
     """Press a key on the slider; wait until the state and the picture show ``step``."""
     explorer.get_by_role("slider", name="step").press(key)
@@ -319,12 +328,14 @@ def check_explorer(explorer, folder):
             operation, outcome = operation_and_outcome(did)
             assert shown["slider"] == str(step)  # the slider counts as the header does
             # what a screen reader hears: the slider's value text, the live region (what
-            # changed, the operation, what get returned; never the step again) and the alt
+            # changed and the operation, in short; never the step again), and on request, from
+            # the button, the whole step (what get returned for every identity), and the alt
             assert shown["valuetext"] == f"step {step} of {last}"
-            assert f"({did}, now {now}" in shown["spoken"] and "get returns: " in shown["spoken"]
+            assert shown["spoken"].endswith(f"({did}, now {now}).") and "get returns: " not in shown["spoken"]
             assert f"step {step} of" not in shown["spoken"]
-            assert all(f"{identity} {returns}" in shown["spoken"]
-                       for identity, returns, _ in shown["gets"])
+            whole = announce_the_whole_step(explorer)
+            assert whole.startswith(f"{did}, now {now}. get returns: "), whole
+            assert all(f"{identity} {returns}" in whole for identity, returns, _ in shown["gets"])
             assert f"cursor at step {step} of {last}" in shown["alt"]
             now = int(now)
             db, said = answer(db, path, now, operation)

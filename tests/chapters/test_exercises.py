@@ -153,13 +153,28 @@ def test_errors_and_stubs_become_sentences():
     assert LOOPING.verdict(wrong).sentence == "because."
 
 
-def test_compare_waits_for_a_prediction(capsys):
+def test_compare_waits_for_a_prediction_and_shows_a_wrong_one_only_when_asked(capsys):
     shown = []
-    exercise = Exercise("9.2", "predict", slow_checker, reveal=shown.append)
+
+    def reveal(answer, show=True):
+        if show:
+            shown.append(answer)
+
+    def right_is_one(answer):
+        if answer != [1]:
+            raise NotYet("1 of 1 entries is not what the run prints.")
+        return "matches"
+    exercise = Exercise("9.2", "predict", right_is_one, reveal=reveal)
     exercise.compare(____)
     assert capsys.readouterr().out.startswith("Exercise 9.2: make your prediction first")
-    exercise.compare([1, 2])
-    assert shown == [[1, 2]]
+    exercise.compare([2])
+    assert shown == [] and capsys.readouterr().out == (
+        "Exercise 9.2: not yet: 1 of 1 entries is not what the run prints. The run itself gives "
+        "the answer away, so it waits until you ask for it: q2.compare(your prediction, "
+        "reveal=True).\n")
+    exercise.compare([2], reveal=True)
+    exercise.compare([1])
+    assert shown == [[2], [1]]
 
 
 def test_a_check_after_a_cell_that_raised_says_the_answer_would_not_count(capsys, monkeypatch):

@@ -94,18 +94,22 @@ def test_read_state():
 def test_prediction():
     assert q3.verdict([500, None, 105, None, None]).correct
     as_stored = q3.verdict([105, None, 105, None, None])
-    assert as_stored.status == "not yet" and as_stored.sentence.startswith("a does not print as 105")
+    assert as_stored.status == "not yet" and as_stored.sentence == (
+        "1 of 5 entries is not what the sequence prints. The first rule your list breaks: a "
+        "record get returns is a new dict of your own: a change you make to it shows in that "
+        "dict, and nowhere else.")
     inclusive = q3.verdict([500, 105, 105, None, None])
-    assert inclusive.sentence.startswith("b does not print as 105: the fact was written at 100")
-    stays_hidden = q3.verdict([500, None, None, None, None])
-    assert stays_hidden.sentence.startswith("c does not print as None")
-    # "not yet" leads to the right value without naming it
-    for wrong in (as_stored, inclusive, stays_hidden):
-        assert "500" not in wrong.sentence.split(":")[0] and " 105" not in wrong.sentence.split(":", 1)[1]
+    assert inclusive.sentence.startswith("1 of 5 entries is not")
+    assert "the deadline is exclusive" in inclusive.sentence
+    two_wrong = q3.verdict([500, 105, None, None, None])
+    assert two_wrong.sentence.startswith("2 of 5 entries are not")
+    assert "the deadline is exclusive" in two_wrong.sentence  # the first rule broken, b's
+    # a wrong prediction learns how many and which rule, never a true value
+    for wrong in (as_stored, inclusive, two_wrong, q3.verdict([1, 2, 3, 4, 5])):
+        assert "500" not in wrong.sentence and "105" not in wrong.sentence, wrong.sentence
     assert "an int or None; the entry for b is str" in q3.verdict([500, "none", 105, None, None]).sentence
     assert "five entries" in q3.verdict([500, None]).sentence
     assert q3.verdict(None).status == "not attempted"
-
 
 
 def test_read_state_must_bind_its_values():
@@ -131,10 +135,23 @@ def test_read_state_must_bind_its_values():
     assert q2.verdict(named).correct  # named placeholders bind values too
 
 
-def test_compare_runs_the_sequence_once_there_is_a_prediction(capsys):
+def test_compare_shows_the_run_to_a_right_prediction_or_when_asked(capsys):
     q3.compare(None)
     assert "make your prediction first" in capsys.readouterr().out
+    q3.compare([500, None, 105, None, None])
+    assert capsys.readouterr().out.splitlines() == [
+        "you predicted:      [500, None, 105, None, None]",
+        "the sequence shows: [500, None, 105, None, None]"]
+    # a wrong prediction: how many entries and the first rule, then how to ask for the run
     q3.compare([1, 2, 3, 4, 5])
+    said = capsys.readouterr().out
+    assert said.startswith("Exercise 2.3: not yet: 5 of 5 entries are not what the sequence "
+                           "prints.") and "q3.compare(your prediction, reveal=True)" in said
+    assert "500" not in said and "105" not in said and "the sequence shows" not in said
+    q3.compare([1, 2, 3, 4, 5], reveal=True)
     assert capsys.readouterr().out.splitlines() == [
         "you predicted:      [1, 2, 3, 4, 5]",
         "the sequence shows: [500, None, 105, None, None]"]
+    q3.compare([500, None])  # the wrong form: said as check says it, and nothing run
+    assert capsys.readouterr().out == (
+        "Exercise 2.3: predicted should be a list of five entries, one for each of a to e.\n")

@@ -74,10 +74,16 @@ def test_predictions():
     assert q2.verdict([Conflict if p == "Conflict" else p for p in right]).correct
     counter_spent = [1, "Conflict", 3, 4, "Conflict", "Conflict", 5, "Conflict", 6]
     wrong = q2.verdict(counter_spent)
-    assert wrong.status == "not yet" and wrong.sentence.startswith("step 3:")
-    assert "allocates no number" in wrong.sentence
+    assert wrong.status == "not yet" and wrong.sentence == (
+        "4 of 9 outcomes are not what the store answers. The first rule your list breaks: a "
+        "checkpoint and a fact are different records even under one key, and a refused write "
+        "takes no number from the sequence.")
     expiry_missed = right[:7] + [5, 6]
-    assert q2.verdict(expiry_missed).sentence.startswith("step 8:")
+    missed = q2.verdict(expiry_missed).sentence
+    assert missed.startswith("2 of 9 outcomes are not") and "at or before now refuses every write" in missed
+    # how many and the first rule, never a step's number or the store's answer
+    for sentence in (wrong.sentence, missed):
+        assert "step" not in sentence and "Conflict" not in sentence and "answered" not in sentence
     assert "predictions should be a list of 9" in q2.verdict(right[:5]).sentence
     assert "int revision or the string" in q2.verdict(right[:8] + ["5"]).sentence
     assert q2.verdict(None).status == "not attempted"

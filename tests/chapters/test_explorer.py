@@ -188,35 +188,58 @@ def test_the_widget_is_what_the_browser_test_looks_for():
     assert (explorer.step, explorer.steps) == (1, 13)
 
 
-def test_every_step_is_announced_with_what_get_returned():
+def test_every_step_is_announced_in_short_and_the_whole_step_on_request():
     run = observe(demo_scenario())
     explorer = explore(run)
     said = set()
     for order in range(len(run.operations)):
         explorer.step = order + 1
         state = explorer.state
-        spoken = explorer.announcement  # the live region's whole text
+        spoken = explorer.announcement  # the live region's text at each step
         assert explorer.announced == order + 1  # the step it was said for
         # the slider's value text says the step; the live region does not repeat it
         assert "step " not in spoken and " of 13" not in spoken
-        assert f"{state.did()}, now {state.time}" in spoken and "→" not in spoken
+        assert spoken.endswith(f"({state.did()}, now {state.time}).") and "→" not in spoken
+        # what changed and the operation only: every identity and row wait for the button
+        assert "get returns:" not in spoken and "records holds" not in spoken
+        assert len(spoken.split()) <= 30, spoken
+        whole = explorer.details  # what the button says
+        assert whole.startswith(f"{state.did()}, now {state.time}. get returns: ")
         for name, returns in zip(state.gets["identity"], state.gets["returns"]):
-            assert f"{name} {returns}" in spoken
-        assert f"records holds {len(state.rows)} row" in spoken \
-            or "records holds no rows" in spoken
+            assert f"{name} {returns}" in whole
+        assert f"records holds {len(state.rows)} row" in whole or "records holds no rows" in whole
         assert f"step {order + 1} of 13" in explorer.alt and "→" not in explorer.alt
-        said.add(spoken)
+        said.add(spoken + whole)
     assert len(said) == len(run.operations)
     explorer.step = 11
     assert explorer.announcement == (
         "orchard / fact / preference: hidden from get, the row stays in records (get orchard / "
-        "fact / preference returns None, now 108). get returns: orchard / checkpoint / run-a "
-        "revision 3; orchard / fact / preference None; harbour / fact / preference None. records "
-        "holds 2 rows: orchard / checkpoint / run-a revision 3, expires 162, visible to get; "
-        "orchard / fact / preference revision 4, expires 108, hidden from get.")
+        "fact / preference returns None, now 108).")
+    assert explorer.details == (
+        "get orchard / fact / preference returns None, now 108. get returns: orchard / checkpoint "
+        "/ run-a revision 3; orchard / fact / preference None; harbour / fact / preference None. "
+        "records holds 2 rows: orchard / checkpoint / run-a revision 3, expires 162, visible to "
+        "get; orchard / fact / preference revision 4, expires 108, hidden from get.")
     with pytest.raises(traitlets.TraitError, match="step must be from 1 to 13"):
         explorer.step = 14
     assert explorer.step == 11
+
+
+def test_the_whole_step_is_a_button_away_in_the_front_end():
+    esm = explore(observe(demo_scenario()))._esm
+    assert 'more.type = "button"' in esm and 'more.textContent = "Announce the whole step"' in esm
+    # the button writes the whole step into the live region, emptied first so a repeat is said
+    assert 'spoken.textContent = "";' in esm and 'spoken.textContent = model.get("details")' in esm
+    assert '"details"' in esm.split("function render")[0]
+
+
+def test_the_last_steps_alt_says_nothing_is_still_to_come():
+    run = observe(demo_scenario())
+    explorer = explore(run, step=13)
+    assert explorer.alt.endswith("This is the last step: nothing is still to come.")
+    assert "dimmed" not in explorer.alt
+    explorer.step = 12
+    assert explorer.alt.endswith("What is still to come is dimmed.")
 
 
 def test_the_announcement_leads_with_what_changed():
@@ -249,7 +272,7 @@ def test_a_stale_announcement_is_dropped_by_the_front_end():
     assert '"announced"' in esm.split("function render")[0]  # a change to it re-renders
     # the header is shown but not inside the live region
     assert "heading.append(header)" in esm and "spoken.append" not in esm
-    assert 'el.append(control, heading, spoken, tables, picture, description)' in esm
+    assert 'el.append(control, heading, spoken, more, tables, picture, description)' in esm
 
 
 def test_the_picture_has_its_alt_and_the_timelines_description():

@@ -76,6 +76,7 @@ def test_a_changed_chapter_is_offered_and_kept_until_the_learner_updates(tmp_pat
     changed = nbformat.read(source / CHAPTER_1, as_version=4).cells[1].id
     assert "An author's new sentence." in next(c for c in updated.cells if c.id == changed).source
     assert answer_cell(updated).source == MY_ANSWER          # the answer came along, by cell id
+    assert updated.cells[-1].source == "my own note"         # and so did the learner's own cell
     assert answer_cell(updated, "exercise-1-2").source.startswith("full_checkpoint = ____")
     earlier = copy / "earlier-versions" / "01-purpose-and-validation.1.ipynb"
     assert earlier.read_bytes() == mine                      # everything else is kept there
@@ -228,3 +229,81 @@ def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
         assert "the first cell" not in prose and "first cell," not in prose, path.name
     assert notebook_model.is_directive_cell(nbformat.v4.new_code_cell("#| default_exp validation"))
     assert not notebook_model.is_directive_cell(nbformat.v4.new_code_cell("#| export\nx = 1"))
+
+
+def edited_by_the_learner(copy):
+    """The learner answers 1.1, adds a scratch cell after the chapter's first code cell and a note
+    at the end, and edits one of the chapter's own cells; the file is saved."""
+    path = copy / CHAPTER_1
+    notebook = nbformat.read(path, as_version=4)
+    answer_cell(notebook).source = MY_ANSWER
+    first_code = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
+    anchor = notebook.cells[first_code].id
+    scratch = nbformat.v4.new_code_cell("print('my scratch work')")
+    notebook.cells.insert(first_code + 1, scratch)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("my own note"))
+    mine = next(c for c in notebook.cells if c.get("id") == "c01-008")
+    mine.source = "# I tried my own values\n" + mine.source
+    nbformat.write(notebook, path)
+    return anchor, scratch.id
+
+
+def test_an_update_carries_the_learners_own_cells_and_names_what_it_cannot(tmp_path, source, capsys):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    anchor, scratch = edited_by_the_learner(copy)
+    change_chapter(source)
+    assert learner.run("update", str(copy), str(source)) == 0
+    updated = nbformat.read(copy / CHAPTER_1, as_version=4)
+    ids = [cell.get("id") for cell in updated.cells]
+    # the scratch cell is back where it was, right after the cell it followed; the note at the end
+    assert ids[ids.index(anchor) + 1] == scratch
+    assert updated.cells[ids.index(scratch)].source == "print('my scratch work')"
+    assert updated.cells[-1].source == "my own note"
+    assert answer_cell(updated).source == MY_ANSWER
+    # the edit to a chapter's own cell is not carried: the new edition's cell is in place, and
+    # the update says which cell it was and where the learner's version is
+    chapter = {c.id: c.source for c in nbformat.read(source / CHAPTER_1, as_version=4).cells}
+    assert updated.cells[ids.index("c01-008")].source == chapter["c01-008"]
+    said = capsys.readouterr().out
+    earlier = copy / learner.EARLIER / "01-purpose-and-validation.1.ipynb"
+    assert "keeping 3 answer cells and 2 cells you added." in said, said
+    assert (f"  Not carried over, and kept in {learner.shown(copy)}/{learner.EARLIER}/"
+            f"{earlier.name}:\n    - your edit to the cell that begins '# I tried my own values' "
+            "(the new version of that cell is in its place)") in said, said
+    kept = nbformat.read(earlier, as_version=4)
+    assert any(c.source.startswith("# I tried my own values") for c in kept.cells)
+    # once updated, nothing is left to name: the next update of the same chapter carries the
+    # same cells again and names no edit
+    change_chapter(source, "Another one.")
+    [report] = learner.updates(copy, source)
+    assert (report.answers, report.added, report.edited, report.dropped) == (3, 2, [], [])
+
+
+def test_an_answer_to_an_exercise_the_new_edition_dropped_is_named(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    work_in(copy)
+    path = source / CHAPTER_1
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.remove(answer_cell(notebook))   # the author drops exercise 1.1
+    nbformat.write(notebook, path)
+    [report] = learner.updates(copy, source)
+    assert report.dropped == [MY_ANSWER[:57] + "..."] and report.answers == 2
+    assert "(the new version has no such exercise)" in "\n".join(report.lines("mine"))
+    assert not any(MY_ANSWER in c.source for c in nbformat.read(copy / CHAPTER_1, as_version=4).cells)
+
+
+def test_a_copy_made_before_cells_were_recorded_still_keeps_the_learners_cells(tmp_path, source):
+    copy = tmp_path / "mine"
+    learner.sync(copy, source)
+    anchor, scratch = edited_by_the_learner(copy)
+    manifest = json.loads((copy / learner.MANIFEST).read_text())
+    del manifest[learner.CELLS]                    # as an older make lab wrote it
+    (copy / learner.MANIFEST).write_text(json.dumps(manifest))
+    change_chapter(source)
+    [report] = learner.updates(copy, source)
+    ids = [c.get("id") for c in nbformat.read(copy / CHAPTER_1, as_version=4).cells]
+    assert ids[ids.index(anchor) + 1] == scratch and report.added == 2
+    assert report.edited == []   # without the record, an edit cannot be told from the author's
+    assert learner.CELLS in json.loads((copy / learner.MANIFEST).read_text())  # recorded now

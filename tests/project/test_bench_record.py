@@ -1,11 +1,12 @@
-"""The recorded benchmark run (make bench-record WHAT=store: docs/bench/report.md and bench.png,
-workbook/benchmarks/results.json) is a whole run, and its report is the record rendered."""
+"""The store's recorded benchmark run (make bench-record WHAT=store: docs/bench/report.md and
+bench.png, workbook/benchmarks/results.json) is a whole run, and its report is the record rendered."""
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 from bench import report
+from bench.__main__ import BENCHMARKS
 FOLDER = ROOT / "docs" / "bench"
 DATA = ROOT / "workbook" / "benchmarks"   # the record's figures, package data the appendix reads
 
@@ -24,8 +25,24 @@ def test_the_record_is_a_full_run():
     assert (FOLDER / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_record_names_the_commit_it_measured_and_how_busy_the_machine_was():
+    environment = record()["environment"]
+    assert len(environment["source"]["commit"]) == 40
+    assert environment["source"]["changed"] == []   # a committed tree: the one the set-up cloned
+    assert all(len(environment["load"][when]) == 3 for when in ("before", "after"))
+
+
 def test_report_is_the_record_rendered():
     assert (FOLDER / "report.md").read_text() == report.markdown(record())
+
+
+def test_the_benchmarks_page_links_every_report_a_record_keeps():
+    # docs/benchmarks.md explains and links; the figures are the records' alone
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    for _, _, kept in BENCHMARKS.values():
+        for file, place in kept.items():
+            if place == "docs" and file.endswith(".md"):
+                assert f"](bench/{file})" in page and (FOLDER / file).is_file(), file
 
 
 def test_readme_table_shows_every_target_with_a_verdict():

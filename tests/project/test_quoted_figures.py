@@ -13,7 +13,7 @@ import inspect
 import pytest
 
 from quoted import output, prose, quoted, source
-from workbook import records, reference, store
+from workbook import records, store
 from workbook.reference import MUTANTS
 from workbook.specification import test_store
 from workers import PROCESSES
@@ -83,21 +83,6 @@ def before_put_transaction():
     return [len([line for line in body[2:] if line.strip()])]
 
 
-def our_600():
-    """[operations, reads, clock forward, clock backward, comparisons] of chapter 6's 600-step run."""
-    return found(CH6, "c06-014b", r"operations 600 ([\d,]+) .* reads none (\d+) clock forward none "
-                 r"(\d+) clock backward none (\d+) comparisons 5,400 ([\d,]+)")
-
-
-def comparisons_per_step():
-    """Comparisons after an operation with a result, and after a clock move, in that run."""
-    lookups = len(reference.TENANTS) * len(reference.KINDS) * len(reference.KEYS)
-    with_result, clock_move = lookups + 3, lookups + 2   # (result), lookups, rows, counter
-    ops, reads, forward, back, comparisons = our_600()
-    assert comparisons == with_result * (ops - forward - back) + clock_move * (forward + back)
-    return [with_result, clock_move]
-
-
 QUOTES = [  # (where, cell, the quoting sentence, the figures now)
     (CH1, "c01-006", r"These (\w+) helpers", lambda: [functions(CH1, "c01-007")]),
     (CH1, "c01-016", r"(\w+) small helpers keep it readable",
@@ -127,10 +112,6 @@ QUOTES = [  # (where, cell, the quoting sentence, the figures now)
     (CH6, "c06-004", r"`Ran (\d+) tests", lambda: [spec_tests()]),
     (CH6, "c06-004f", r"(\w+) tests, each checking a handful", lambda: [spec_tests()]),
     (CH6, "c06-004f", r"subject: (\w+) processes", lambda: [PROCESSES]),
-    (CH6, "c06-014c", r"(\d+) of our (\d+) operations are reads and clock moves",
-     lambda: (lambda ops, reads, forward, back, _: [reads + forward + back, ops])(*our_600())),
-    (CH6, "c06-014c", r"an operation with a result makes (\d+) comparisons and a clock move (\d+)",
-     comparisons_per_step),
     (CH6, "c06-014d", r"The specification broke (\w+) copies", lambda: [len(MUTANTS) - 1]),
     (CH6, "c06-015c", r"The (\w+) copies share nothing", lambda: [len(MUTANTS)]),
     (CH6, "c06-017", r"a weak one: (\w+) tests",

@@ -6,11 +6,10 @@ The one property checked strictly is that the floor really is the store's SQL: s
 statements, same rows left behind.
 """
 
-import difflib
 import json
 import math
 import sqlite3
-import sys
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -18,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from bench import (ablation, cells, contention, growth, impls, notebooks,
-                   overhead, report, run, timing, validation_check, workload)
+from bench import (cells, contention, growth, impls, machine, notebooks, overhead, report, run,
+                   timing, workload)
 
 TINY = {"put": (3, 10), "get": (3, 10), "forget": (3, 10), "purge": (3, 10)}
 
@@ -179,78 +178,14 @@ def test_cells_times_each_code_cell_from_a_copy(tmp_path):
     assert result["total_s"] > result["cells_s"] >= slow
 
 
-def test_proposal_loads_beside_the_store(tmp_path):
-    source = (ROOT / "workbook" / "store.py").read_text().splitlines(keepends=True)
-    patched = source + ["BENCH_PATCHED = True\n"]
-    diff = tmp_path / "p.diff"
-    diff.write_text("".join(difflib.unified_diff(source, patched, "a/workbook/store.py",
-                                                 "b/workbook/store.py")))
-    keep = []
-    try:
-        proposal = impls.proposal(diff, keep)
-        assert proposal.module.BENCH_PATCHED
-        assert not hasattr(sys.modules["workbook.store"], "BENCH_PATCHED")
-        db = proposal.connect(":memory:")
-        assert proposal.put(db, "orchard", "fact", "a", workload.FACT, None, 1, 5) == 1
-    finally:
-        for folder in keep:
-            folder.cleanup()
-    stale = ["# a line workbook/store.py does not have\n"] + source[1:]
-    diff.write_text("".join(difflib.unified_diff(stale, ["import os\n"] + stale,
-                                                 "a/workbook/store.py",
-                                                 "b/workbook/store.py")))
-    with pytest.raises(impls.ProposalError):
-        impls.proposal(diff)
-    with pytest.raises(impls.ProposalError):
-        impls.proposal(tmp_path / "absent.diff")
-
-
-def test_validation_check_passes_the_store_itself(contenders):
-    store, spec = contenders["store"].module, contenders["reference"].module
-    assert validation_check.check_all(store, store, spec) == []
-
-
-def test_proposal_validates_like_the_store(contenders):
-    """bench/proposal.diff (measured, not adopted) still applies and keeps every rule.
-
-    If this fails because the diff no longer applies, the store changed under it: rebase
-    the diff onto the new workbook/ (docs/benchmarks.md says how it was measured) or
-    remove it and its column, but do not skip.
-    """
-    keep = []
-    try:
-        proposal = impls.proposal(keep=keep)
-    except impls.ProposalError as error:
-        pytest.fail(f"{error}: rebase bench/proposal.diff onto workbook/")
-    try:
-        store, spec = contenders["store"].module, contenders["reference"].module
-        assert validation_check.check_all(proposal.module, store, spec) == []
-        for variant in ablation.variants(proposal.module, store):   # still runnable
-            db = variant.connect(":memory:")
-            revision = variant.put(db, "orchard", "fact", "a", workload.FACT, None, 1, 5)
-            assert variant.get(db, "orchard", "fact", "a", 2)["revision"] == revision
-    finally:
-        for folder in keep:
-            folder.cleanup()
-
-
-def test_make_bench_measures_the_proposal_by_default():
-    keep = []
-    try:
-        contenders, note = impls.load(keep=keep)
-    finally:
-        for folder in keep:
-            folder.cleanup()
-    assert note is None
-    assert [c.name for c in contenders] == ["floor", "store", "reference", "json only",
-                                            "proposal"]
+def test_make_bench_compares_the_store_with_the_floor_the_spec_and_the_json_bound():
+    assert [c.name for c in impls.load()] == ["floor", "store", "reference", "json only"]
 
 
 def test_report_files(tmp_path):
     empty = tmp_path / "repo" / "notebooks"
     empty.mkdir(parents=True)
-    results, text = run.run(tmp_path / "out", quick=True, proposal=None,
-                            notebooks_dir=empty, skip=("contention",),
+    results, text = run.run(tmp_path / "out", quick=True, notebooks_dir=empty, skip=("contention",),
                             log=lambda message: None)
     assert "## Targets" in text
     # no set-up run and no chapters: the three targets are shown, none of them measured
@@ -259,6 +194,33 @@ def test_report_files(tmp_path):
     assert (tmp_path / "out" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((tmp_path / "out" / "results.json").read_text())["quick"] is True
     assert report.verdict(1.2, 1.3) == "PASS" and report.verdict(1.4, 1.3) == "MISS"
+    # the record names what it measured and how busy the machine was
+    environment = results["environment"]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert environment["source"]["commit"] == head
+    assert all(len(environment["load"][when]) == 3 for when in ("before", "after"))
+    assert f"at commit {head[:10]}" in text.splitlines()[2] and "load average" in text
+
+
+def test_the_record_names_tracked_files_that_differ_from_its_commit(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "store.py").write_text("one\n")
+    (tmp_path / "notes.txt").write_text("untracked, not part of what is measured\n")
+    git("add", "store.py")
+    git("commit", "-qm", "first")
+    assert machine.commit(tmp_path)["changed"] == []
+    (tmp_path / "store.py").write_text("two\n")
+    source = machine.commit(tmp_path)
+    assert source["changed"] == ["store.py"]
+    said = machine.described({"source": source,
+                              "load": {"before": [1.0, 0.5, 0.25], "after": [2.0, 1.0, 0.5]}})
+    assert said == (f"commit {source['commit'][:10]} with 1 tracked file(s) changed (store.py); "
+                    "load average (1, 5, 15 min) 1.0 / 0.5 / 0.25 before the run, "
+                    "2.0 / 1.0 / 0.5 after")
 
 
 def test_statement_texts_match_the_store_source():

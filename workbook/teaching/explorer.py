@@ -21,9 +21,10 @@ backwards a tick comes round twice. The header always says which tick
 In JupyterLab the widget is an anywidget: a labelled range input that the
 keyboard moves (its value text says "step 3 of 7"), the header line, a live
 region that screen readers announce at every step (what changed since the step
-before, then what ``get`` returned for each identity; an announcement for a
-step the slider has already left is dropped), the two tables, the picture with
-its alt text, and its description: where the run was drawn above (by
+before, and the operation; an announcement for a step the slider has already
+left is dropped), a button that announces the whole step on request (what
+``get`` returned for each identity and what ``records`` held), the two tables,
+the picture with its alt text, and its description: where the run was drawn above (by
 ``plot_timeline``), a pointer to that figure's description and the steps still
 to come, otherwise the timeline's full description
 (``workbook.teaching.timeline.describe_timeline``).
@@ -291,13 +292,14 @@ class Cursor:
 # The front end (anywidget runs it in JupyterLab): a labelled native range input, which the
 # keyboard moves (arrows, Home, End, Page Up and Down) and whose value text says "step N of M";
 # a header line; a live region (role="status") that screen readers announce at every step: what
-# changed, then what get returned (never "step N of M", which the slider's value text says,
-# and never a step the slider has left); the two tables; the picture with its alt; the
+# changed and the operation, in a few words (never "step N of M", which the slider's value text
+# says, and never a step the slider has left); a button that announces the whole step, every
+# identity's get and every row, when asked; the two tables; the picture with its alt; the
 # description (a pointer to the figure above, and the steps still to come).
 # Everything shown comes from the kernel's traits; the front end computes nothing.
 ESM = """
-const FIELDS = ["step", "steps", "header", "announcement", "announced", "tables", "picture",
-                "alt", "description"];
+const FIELDS = ["step", "steps", "header", "announcement", "announced", "details", "tables",
+                "picture", "alt", "description"];
 
 function render({ model, el }) {
   const id = `workbook-explorer-${Math.random().toString(36).slice(2)}`;
@@ -326,13 +328,23 @@ function render({ model, el }) {
   spoken.setAttribute("role", "status");
   spoken.setAttribute("aria-live", "polite");
   spoken.setAttribute("aria-atomic", "true");
+  // The rest of the step, on request: every identity's get and every row, said in the live
+  // region. Emptied first, so that asking twice says it twice.
+  const more = document.createElement("button");
+  more.type = "button";
+  more.className = "workbook-explorer-more";
+  more.textContent = "Announce the whole step";
+  more.addEventListener("click", () => {
+    spoken.textContent = "";
+    setTimeout(() => { spoken.textContent = model.get("details"); }, 100);
+  });
   const tables = document.createElement("div");
   tables.className = "workbook-explorer-tables";
   const picture = document.createElement("img");
   picture.className = "workbook-explorer-picture";
   const description = document.createElement("div");
   description.className = "workbook-explorer-description";
-  el.append(control, heading, spoken, tables, picture, description);
+  el.append(control, heading, spoken, more, tables, picture, description);
 
   const put = (node, key, value) => { if (node[key] !== value) node[key] = value; };
   const show = () => {
@@ -369,6 +381,7 @@ CSS = """
   max-width: 640px; }
 .workbook-explorer .workbook-explorer-control input { flex: 1; }
 .workbook-explorer .workbook-explorer-status { margin: 6px 0; }
+.workbook-explorer .workbook-explorer-more { margin: 0 0 8px 0; }
 .workbook-explorer .workbook-explorer-picture { max-width: 100%; height: auto; }
 .workbook-explorer .workbook-sr-only { position: absolute; width: 1px; height: 1px;
   overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
@@ -400,21 +413,26 @@ def changes(before, after):
 
 
 def announcement(state, before=None):
-    """What a screen reader says at a step, the live region's whole text: first what changed
-    since the step before, then the operation and its tick, then what get returns for every
-    identity and what records holds. The step number is the slider's own value text, so it is
-    not repeated here."""
+    """What a screen reader says at a step, the live region's text: what changed since the step
+    before, then the operation and its tick. The rest, every identity's get and every row, is
+    ``details``, said when asked. The step number is the slider's own value text, so it is not
+    repeated here."""
+    return f"{changes(before, state)} ({state.did()}, now {state.time}{state.passing})."
+
+
+def details(state):
+    """The whole step in words, said on request: the operation and its tick, what get returns
+    for every identity, and what records holds."""
     gets = "; ".join(f"{name} {returns}" for name, returns in
                      zip(state.gets["identity"], state.gets["returns"]))
     if state.rows.empty:
         rows = "records holds no rows"
     else:
         rows = f"records holds {len(state.rows)} {'row' if len(state.rows) == 1 else 'rows'}: " + \
-            "; ".join(f"{name} revision {revision}, expires {expires}, {"visible to" if shown == "visible" else "hidden from"} get"
+            "; ".join(f"{name} revision {revision}, expires {expires}, "
+                      f"{'visible to' if shown == 'visible' else 'hidden from'} get"
                       for name, revision, expires, shown in state.rows.itertuples(index=False))
-    changed = changes(before, state)
-    return (f"{changed} ({state.did()}, now {state.time}{state.passing}). "
-            f"get returns: {gets}. {rows}.")
+    return f"{state.did()}, now {state.time}{state.passing}. get returns: {gets}. {rows}."
 
 
 def still_to_come(run, order):
@@ -434,7 +452,8 @@ class Explorer(anywidget.AnyWidget):
     (``state_at(run, step - 1)``). The other traits are what the front end shows:
     ``header`` (the line above the tables), ``announcement`` (the live region) and
     ``announced``, the step it was said for (the front end drops an announcement whose step
-    the slider has already left), ``tables`` (``state.to_html()``'s tables), ``picture`` (the
+    the slider has already left), ``details`` (the whole step, said when the learner asks),
+    ``tables`` (``state.to_html()``'s tables), ``picture`` (the
     PNG, base64) with its ``alt``, and ``description``: where the run was drawn above, a line
     that points to that figure's description and the steps still to come; otherwise the
     timeline's full description and the steps still to come.
@@ -446,6 +465,7 @@ class Explorer(anywidget.AnyWidget):
     header = traitlets.Unicode().tag(sync=True)
     announcement = traitlets.Unicode().tag(sync=True)
     announced = traitlets.Int(0).tag(sync=True)
+    details = traitlets.Unicode().tag(sync=True)
     tables = traitlets.Unicode().tag(sync=True)
     picture = traitlets.Unicode().tag(sync=True)
     alt = traitlets.Unicode().tag(sync=True)
@@ -480,9 +500,10 @@ class Explorer(anywidget.AnyWidget):
 
     def picture_alt(self):
         state = self.state
+        coming = ("What is still to come is dimmed." if state.order < state.last
+                  else "This is the last step: nothing is still to come.")
         return (f"The timeline “{self.title}” with the cursor at step {state.step} of "
-                f"{state.last + 1}, now = {state.time}: {state.did()}. "
-                "What is still to come is dimmed.")
+                f"{state.last + 1}, now = {state.time}: {state.did()}. {coming}")
 
     def still(self):
         """The still's description: the figure above is the same run, so point to its
@@ -503,6 +524,7 @@ class Explorer(anywidget.AnyWidget):
             before = state_at(self.run, self.order - 1) if self.order else None
             self.announcement = announcement(self.state, before)
             self.announced = self.step
+            self.details = details(self.state)
             self.tables = self.state.tables_html()
             self.picture = base64.b64encode(self.cursor.png(self.order)).decode("ascii")
             self.alt = self.picture_alt()

@@ -15,13 +15,15 @@ nbval compares ``text/plain`` and ``text/html`` (never metadata or ``image/png``
 description is held to a fresh run like any other output.
 
 ``shown(frame)`` is the same care for a table: no unnamed 0-based index read out as row headers
-(a frame indexed by ``order`` gets a ``step`` column counted from 1 instead), "none" for a
-missing value, an optional caption.
+(a frame indexed by ``order`` gets a ``step`` column counted from 1 instead), whole numbers as
+ints, "none" for a missing value, an optional caption. tests/chapters/test_tables.py holds every
+table the chapters store to it.
 """
 
 import base64
 import hashlib
 import io
+import numbers
 from dataclasses import dataclass
 from html import escape
 
@@ -140,19 +142,45 @@ def missing(value):
     return value is pd.NA or value is pd.NaT or (isinstance(value, float) and value != value)
 
 
+def whole(values):
+    """Whether every value that is not missing is a whole number (an int, or a float such as
+    20.0 that pandas made of an int when a column of ints had a gap)."""
+    present = [v for v in values if not missing(v)]
+    return bool(present) and all(
+        (isinstance(v, numbers.Integral) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer()) for v in present)
+
+
+def readable(values):
+    """A column's values as a table shows them: whole numbers as ints (20, not 20.0 or
+    20.000000), pandas' missing values (<NA>, NaN) as "none"; a Python None stays "None", a
+    value. The result is a column of Python objects, so that nothing turns it back to floats."""
+    values = list(values)
+    if whole(values):
+        values = [v if missing(v) else int(v) for v in values]
+    return pd.Series(["none" if missing(v) else v for v in values], dtype=object)
+
+
+def readable_frame(frame):
+    """A copy of ``frame`` whose every column ``readable`` has made ready to read."""
+    data = pd.DataFrame({number: readable(frame.iloc[:, number])
+                         for number in range(len(frame.columns))})
+    data.columns = frame.columns
+    return data
+
+
 def shown(frame, caption=None):
     """``frame`` as a table to read, on screen or aloud: its index hidden, so no unnamed column
     of 0-based row numbers becomes every row's header; a frame indexed by ``order`` (the
     timeline's frame) instead gets a first column, ``step``, counted from 1 as the time explorer
-    counts; a missing value reads "none" (not <NA> or NaN); ``caption``, if given, above the table.
-    The frame itself is not changed."""
+    counts; a whole number reads as an int and a missing value as "none" (never 20.0, <NA> or
+    NaN); ``caption``, if given, above the table. The frame itself is not changed."""
     data = frame.copy()
     if data.index.name == "order":
         data.insert(0, "step", [int(order) + 1 for order in data.index])
-    data = data.reset_index(drop=True)
-    # pandas' missing values (<NA>, NaN) read "none"; a Python None stays "None", a value
-    data = data.astype(object).map(lambda value: "none" if missing(value) else value)
+    data = readable_frame(data.reset_index(drop=True))
     seed = (caption or "") + data.to_csv()
     uuid = "t" + hashlib.sha1(seed.encode()).hexdigest()[:12]
-    styler = StyledTable(data, uuid=uuid).hide(axis="index").set_table_styles(TABLE_STYLES)
+    styler = StyledTable(data, uuid=uuid).hide(axis="index").format(str)  # 1.5, not 1.500000
+    styler = styler.set_table_styles(TABLE_STYLES)
     return styler.set_caption(caption) if caption else styler

@@ -228,7 +228,9 @@ class Exercise:
     hints: list = field(default_factory=list)
     points: int = 1         # what a correct answer earns in a gradebook (make grade and nbgrader)
     seconds: float = None   # this check's time limit, if it needs more than the default
-    reveal: object = field(default=None, repr=False)  # reveal(answer): shown once attempted
+    # reveal(answer, show=True): the real run beside a prediction; with show=False it only
+    # raises NotYet for a prediction of the wrong form
+    reveal: object = field(default=None, repr=False)
 
     def verdict(self, answer=None, seconds=None, rng=None):
         """The verdict on `answer`, which runs in this process under the check's time limit.
@@ -296,13 +298,25 @@ class Exercise:
                        else Verdict(self.number, "not yet", RAISED))
         print(verdict)
 
-    def compare(self, answer=None):
-        """Show the real outcome beside a prediction, once there is a prediction to compare."""
+    def compare(self, answer=None, reveal=False):
+        """Show the real run beside a prediction: at once for a prediction that matches it, and
+        for any other only when asked with reveal=True, since the run gives the answer away.
+        Until then a wrong prediction learns, from check(), how many entries are wrong and the
+        first rule it breaks, never the true values."""
         if answer is None or answer is Ellipsis or holds_placeholder(answer):
             print(f"Exercise {self.number}: make your prediction first; this cell then shows "
                   "the real outcome beside it.")
             return None
         try:
+            if not reveal:
+                self.reveal(answer, show=False)  # a prediction of the wrong form: NotYet, why
+                verdict = self.verdict(answer)
+                if not verdict.correct:
+                    name = "q" + self.number.split(".")[1]
+                    print(f"Exercise {self.number}: {verdict.status}: {verdict.sentence} The run "
+                          "itself gives the answer away, so it waits until you ask for it: "
+                          f"{name}.compare(your prediction, reveal=True).")
+                    return None
             return self.reveal(answer)
         except NotYet as reason:
             print(f"Exercise {self.number}: {reason}")

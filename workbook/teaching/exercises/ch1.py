@@ -17,9 +17,13 @@ q2 = Exercise(
            "a letter or a digit costs one byte."])
 
 q3 = Exercise(
-    "1.3", "Write to_key(title) that turns any title into a valid key.", InChecks("ch1", "check_to_key"),
-    hints=["Lowercase the title first, then replace each run of characters other than a-z "
-           "and 0-9 by a single hyphen: one call of re.sub with a + in its pattern.",
-           "After the replacing, trim the hyphens left at the ends (titles that differ only in "
-           "punctuation share a key), then meet the rules of a key: a letter first (add a short "
-           "prefix when there is none) and at most 32 characters."])
+    "1.3", "Write to_key(title): a key identity accepts, made of the title's words, that titles "
+    "share only when their words are the same, as far as 32 characters allow.",
+    InChecks("ch1", "check_to_key"),
+    hints=["Lowercase the title, then re.findall(r\"[a-z0-9]+\", ...) lists its words: every other "
+           "character, an accented letter too, only separates them. Join the words with \"-\".",
+           "A key must start with a letter. When the joined words do not (a digit comes first, or "
+           "there are no words at all), put \"n--\" in front: no title's words ever give two "
+           "hyphens in a row, so no other title can reach that key. Then cut the key to 32 "
+           "characters, and strip nothing after the cut: \"n--\" alone is the key of a title with "
+           "no words."])

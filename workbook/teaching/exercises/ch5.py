@@ -6,11 +6,12 @@ from workbook.teaching.exercises import Exercise, InChecks
 from workbook.teaching.timeline import Forget, Get, Purge, Put, describe, fact, styled
 
 
-def table(scenario):
-    """A scenario as a small table: each operation's time and what it does (never a value),
-    left-aligned and without an index, so that it reads down the page as the scenario does."""
+def table(scenario, caption="The scenario's operations, in the order they run"):
+    """A scenario as a small table under a caption: each operation's time and what it does (never
+    a value), left-aligned and without an index, so that it reads down the page as the scenario
+    does."""
     return styled(pd.DataFrame([(op.time, describe(op)) for op in scenario],
-                               columns=["time", "operation"]))
+                               columns=["time", "operation"]), caption)
 
 
 # ---------------------------------------------------------------- 5.1 predict a timeline

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.io.formats.style import Styler  # noqa: F401 (a public name here)
 
-from workbook.teaching.figures import TABLE_STYLES, StyledTable, shown  # noqa: F401 (public names here)
+from workbook.teaching.figures import TABLE_STYLES, StyledTable, readable_frame, shown  # noqa: F401 (public names here)
 
 from workbook.store import Conflict
 from workbook.teaching.timeline.observing import acted_on, observe, outcome, verb
@@ -199,9 +199,10 @@ def demo_tables(fact_ttl=5, checkpoint_ttl=60):
 
 
 def styled(table, caption=None):
-    """A table for the notebook: no index, left-aligned text, blanks for missing values."""
+    """A table for the notebook: no index, left-aligned text, whole numbers as ints and "none"
+    for a missing value (as ``shown`` does)."""
     uuid = "-".join((caption or "table").lower().replace(",", "").split())
-    styler = StyledTable(table, uuid=uuid).hide(axis="index").format(na_rep="")
+    styler = StyledTable(readable_frame(table), uuid=uuid).hide(axis="index").format(str)
     styler = styler.set_table_styles(TABLE_STYLES)
     return styler.set_caption(caption) if caption else styler
 

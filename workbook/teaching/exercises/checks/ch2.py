@@ -240,17 +240,18 @@ def ask_store(read_state, rows, questions):
 
 CALLS = [("a", 104, "orchard"), ("b", 105, "orchard"), ("c", 102, "orchard"),
          ("d", 102, "harbour"), ("e", 300, "orchard")]
-# Why an entry is what it is, as a question that leads there without giving the value away.
-LEADS = {
-    "a": "a is your own copy of the record; what did a['expires'] = 500 change, and what not?",
-    "b": "the fact was written at 100 with ttl 5; which is the first tick at which get returns "
-         "None?",
-    "c": "102 is before the stored deadline; did the 500 you wrote into a ever reach the database?",
-    "d": "whose fact is it, and which tenant does d ask as?",
-    "e": "300 is after the stored deadline; where did the 500 live?",
+# The rule each entry's line depends on, said without the entry's name or its value, so that a
+# wrong prediction learns which rule it broke, never the answer.
+RULES = {
+    "a": "a record get returns is a new dict of your own: a change you make to it shows in that "
+         "dict, and nowhere else",
+    "b": "the deadline is exclusive: from the tick now + ttl on, get returns None",
+    "c": "a change to a returned record never reaches the database, so a later get reads the "
+         "stored record, deadline and all",
+    "d": "get reads one tenant's records only: another tenant's record is never returned",
+    "e": "only a successful write moves a deadline; once now has reached the stored one, get "
+         "returns None",
 }
-
-
 def run_sequence():
     """The chapter's sequence, run for real; the list its last line prints."""
     db = connect()
@@ -274,17 +275,28 @@ def well_formed(predicted):
                          f"{name} is {kind_of(guess)}.")
 
 
+def mismatches(guesses, actual):
+    """The entries of a prediction that differ from what the sequence prints, in order."""
+    return [name for (name, *_), value, guess in zip(CALLS, actual, guesses)
+            if guess != value or type(guess) is not type(value)]
+
+
 def check_prediction(predicted, rng=None):
     well_formed(predicted)
-    for (name, now, tenant), actual, guess in zip(CALLS, run_sequence(), predicted):
-        if guess != actual or type(guess) is not type(actual):
-            raise NotYet(f"{name} does not print as {guess!r}: {LEADS[name]}")
+    wrong = mismatches(predicted, run_sequence())
+    if wrong:
+        count = f"{len(wrong)} of {len(CALLS)} entries " + ("is" if len(wrong) == 1 else "are")
+        raise NotYet(f"{count} not what the sequence prints. The first rule your list breaks: "
+                     f"{RULES[wrong[0]]}.")
     return ("all five match: a is a copy you changed, 105 is already hidden, an earlier tick "
             "sees the row again, and another tenant sees nothing.")
 
 
-def show_run(predicted):
-    """The sequence, run for real, printed under the learner's prediction."""
+def show_run(predicted, show=True):
+    """The sequence, run for real, printed under the learner's prediction (with show=False,
+    only the prediction's form is checked)."""
     well_formed(predicted)
+    if not show:
+        return
     print(f"you predicted:      {list(predicted)}")
     print(f"the sequence shows: {run_sequence()}")

@@ -184,17 +184,22 @@ def check_step(increment, db, other, now, turns):
 
 # ---------------------------------------------------------------- Exercise 3.2: predictions
 
-# Why the store answers each step of STEPS as it does.
-REASONS = [
-    "a fresh store's sequence starts at 0, so the first write gets 1",
-    "expected=None creates only when no row exists, and orchard's fact 'plan' exists",
-    "the checkpoint 'plan' is a different identity from the fact, and a Conflict allocates no number",
-    "expected 1 is the fact's current revision; the next number of the shared sequence is 3",
-    "the fact is at revision 3 now, so expected 1 is stale",
-    "harbour has no row 'plan'; an int expected replaces only an existing row with that revision",
-    "harbour has no row 'plan', so expected=None creates one, taking the next number",
-    "the checkpoint written at 101 with ttl 10 expired at 111; an expired row refuses every write",
-    "the fact written at 102 with ttl 10 expires at 112, so at 111 it is live and revision 3 matches",
+# The rule that decides each step of STEPS, said without the step's number or its outcome, so that
+# a wrong prediction learns which rule it broke, never the answer.
+RULES = [
+    "a fresh store's sequence starts at 0, and each successful write takes its next number",
+    "expected=None creates a record only when no row is present for that tenant, kind and key",
+    "a checkpoint and a fact are different records even under one key, and a refused write takes "
+    "no number from the sequence",
+    "a replace whose expected is the present row's revision succeeds, and its number comes from "
+    "the one sequence every record shares",
+    "a replace whose expected is not the present row's revision is refused",
+    "an int expected replaces only a row that is present in that tenant; it never creates one",
+    "each tenant's rows are its own: expected=None creates a record that tenant does not have",
+    "a row whose deadline (the now + ttl of its last write) is at or before now refuses every "
+    "write, whatever expected is",
+    "a row is live until its deadline, the now + ttl of its last write, and a live row's present "
+    "revision replaces it",
 ]
 
 
@@ -221,10 +226,11 @@ def check_predictions(predictions, rng=None):
         if type(guess) not in (int, str) or (type(guess) is str and guess != "Conflict"):
             raise NotYet(f"step {number}: write each outcome as an int revision or the string "
                          f"'Conflict', got {type(guess).__name__}.")
-    for number, (guess, actual, reason) in enumerate(zip(guesses, outcomes(), REASONS), 1):
-        if guess != actual:
-            raise NotYet(f"step {number}: you predicted {guess!r}, the store answered {actual!r}; "
-                         f"{reason}.")
+    wrong = [rule for guess, actual, rule in zip(guesses, outcomes(), RULES) if guess != actual]
+    if wrong:
+        count = f"{len(wrong)} of {len(STEPS)} outcomes " + ("is" if len(wrong) == 1 else "are")
+        raise NotYet(f"{count} not what the store answers. The first rule your list breaks: "
+                     f"{wrong[0]}.")
     return (f"all {len(STEPS)} outcomes match the store: four Conflicts, and revisions 1 to 5 "
             "with no number spent on a refused write.")
 

@@ -315,21 +315,21 @@ def run_plan():
         db.close()
 
 
-def why(row):
+def rule(row):
+    """The rule that decides whether `row` remains, said without saying whether it does."""
     steps = [s for s in PLAN if s[2:5] == row]
     if not steps:
-        return "it is never written"
+        return "a row is present only if some step writes it"
     last = steps[-1]
     if last[1] == "forget":
-        return f"it was forgotten at {last[0]}, before the purge ran"
-    deadline = last[0] + last[5]
-    moved = f" (the rewrite at {last[0]} moved it)" if len(steps) > 1 else ""
+        return "forget removes a row at once, before any purge runs"
     if row[0] != PURGE_TENANT:
-        return (f"its tenant is {row[0]}, and purge({PURGE_TENANT!r}, {PURGE_NOW}) touches only "
-                f"{PURGE_TENANT}, even though the deadline {deadline} has passed")
-    if deadline <= PURGE_NOW:
-        return f"its deadline {deadline}{moved} is at or before {PURGE_NOW}, so purge removes it"
-    return f"its deadline {deadline}{moved} is after {PURGE_NOW}, so purge keeps it"
+        return (f"purge({PURGE_TENANT!r}, {PURGE_NOW}) removes rows of {PURGE_TENANT} only; "
+                "another tenant's row stays, whatever its deadline")
+    moved = (" (the last put on an identity sets its deadline: a rewrite moves it)"
+             if len(steps) > 1 else "")
+    return (f"purge removes each row of its tenant whose deadline, the time + ttl of its last put, "
+            f"is at or before its now, and keeps the others{moved}")
 
 
 def check_prediction(remaining, rng=None):
@@ -337,9 +337,15 @@ def check_prediction(remaining, rng=None):
             isinstance(r, tuple) and len(r) == 3 for r in remaining):
         raise NotYet('give a set of (tenant, kind, key) tuples, like {("orchard", "fact", "b")}.')
     actual = run_plan()
-    for row in sorted(remaining - actual, key=repr):
-        raise NotYet(f"you expect the {name(row)} row to remain, but {why(row)}.")
-    for row in sorted(actual - remaining):
-        raise NotYet(f"the {name(row)} row remains: {why(row)}.")
+    gone, missing = sorted(remaining - actual, key=repr), sorted(actual - remaining, key=repr)
+    if gone or missing:
+        wrong = len(gone) + len(missing)
+        parts = [f"{len(gone)} you list {'is' if len(gone) == 1 else 'are'} not present"] if gone else []
+        parts += [f"{len(missing)} present {'is' if len(missing) == 1 else 'are'} not in your set"] \
+            if missing else []
+        first = min(gone + missing, key=lambda row: [s[2:5] for s in PLAN].index(row)
+                    if row in [s[2:5] for s in PLAN] else len(PLAN))
+        raise NotYet(f"{wrong} {'row is' if wrong == 1 else 'rows are'} wrong ({' and '.join(parts)}). "
+                     f"The first rule your set breaks: {rule(first)}.")
     return (f"{len(actual)} rows remain, as you predicted: "
             f"{', '.join(name(r) for r in sorted(actual))}.")

@@ -252,9 +252,13 @@ def check_send_once(send_once, rng=None):
             f"file: never more than one send{said}.")
 
 
-def draw_run(predicted):
-    """PREDICT run for real and drawn as a timeline, titled with the learner's prediction."""
+def draw_run(predicted, show=True):
+    """PREDICT run for real and drawn as a timeline, titled with the learner's prediction (with
+    show=False, only the prediction's form is checked)."""
+    pairs = as_pairs(predicted)
+    if not show:
+        return None
     return plot_timeline(observe(PREDICT), title=f"Exercise 5.1 as it ran (you predicted {predicted})",
-                         predicted=as_pairs(predicted))
+                         predicted=pairs)
 
 
