@@ -126,13 +126,15 @@ def two_puts(raw, key):
     return revision
 
 
+# The role's own set_config, which crash_server makes in public (the role may create there,
+# as every role might before PostgreSQL 15).
+SHADOW = """CREATE FUNCTION public.set_config(text, text, boolean) RETURNS text LANGUAGE sql
+    AS $$SELECT pg_catalog.set_config('synchronous_commit', 'off', true)$$"""
+
+
 def set_config_of_its_own(raw, key):
-    """A set_config of the role's own ahead of PostgreSQL's on the session's search_path, where
-    code that runs at the commit would find it (the role may create in public here, as every
-    role might before PostgreSQL 15)."""
-    raw.execute("""CREATE OR REPLACE FUNCTION public.set_config(text, text, boolean)
-        RETURNS text LANGUAGE sql
-        AS $$SELECT pg_catalog.set_config('synchronous_commit', 'off', true)$$""")
+    """The role's own set_config ahead of PostgreSQL's on the session's search_path, where code
+    that runs at the commit would find it."""
     raw.execute("SET search_path = crash, public, pg_catalog")
     return raw_put(raw, key)
 
@@ -169,8 +171,11 @@ def crash_server():
             for right in ("TEMPORARY ON DATABASE postgres", "CREATE ON SCHEMA public"):
                 admin.execute(sql.SQL("GRANT {} TO {}").format(
                     sql.SQL(right), sql.Identifier(postgres_install.STORE_ROLE)))
-        yield server, server.conninfo(postgres_install.STORE_ROLE, password=password,
-                                      options="-c search_path=crash")
+        url = server.conninfo(postgres_install.STORE_ROLE, password=password,
+                              options="-c search_path=crash")
+        with psycopg.connect(url, autocommit=True) as raw:
+            raw.execute(SHADOW)         # once: made again by several writers, it would collide
+        yield server, url
 
 
 def crashed(server):
