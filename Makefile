@@ -16,7 +16,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv lab lab-update author export notebooks html test test-tooling test-grader \
         test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
-        hub hub-feedback pins bench bench-record
+        hub hub-stop hub-status hub-servers hub-feedback hub-teardown pins bench bench-record
 
 help: ## Show every target, by who it is for.
 	@awk 'BEGIN { FS = ":.*## " } /^## / { printf "\n%s\n", substr($$0, 4) } \
@@ -119,14 +119,32 @@ ROSTER ?= course/hub/files/roster.example.csv
 INSTRUCTOR ?= instructor
 HUB_IP ?= 127.0.0.1
 HUB_PORT ?= 8000
+# HUB_IDLE: seconds before the idle culler stops a server nobody uses. ACCEPT_READABLE: paths (or
+# all) where students may read worked answers, which make hub otherwise refuses to start beside;
+# SCAN_SECONDS bounds that search. KEEP: where make hub-teardown copies the gradebook first.
+HUB_IDLE ?= 3600
+SCAN_SECONDS ?= 120
 HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
-              --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT)
-hub: venv ## A course on a real JupyterHub on this machine, one account per ROSTER line (root).
+              --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT) --idle $(HUB_IDLE) \
+              --scan-seconds $(SCAN_SECONDS) $(if $(ACCEPT_READABLE),--accept-readable $(ACCEPT_READABLE))
+hub: venv ## Check, set up and start (or restart) a course on JupyterHub, one account per ROSTER line (root).
 	@tools/install-node
 	$(VENV)/bin/workbook-hub start $(HUB_OPTIONS)
 
+hub-stop: venv ## Stop the course hub, every student's server and kernel, and its proxy.
+	$(VENV)/bin/workbook-hub stop --dir $(HUB_DIR)
+
+hub-status: venv ## What of the course hub runs: the hub, the proxy, whose servers.
+	@$(VENV)/bin/workbook-hub status --dir $(HUB_DIR)
+
+hub-servers: venv ## Start every student's server ahead of a lecture (AT_ONCE at a time).
+	$(VENV)/bin/workbook-hub servers --dir $(HUB_DIR) $(if $(AT_ONCE),--at-once $(AT_ONCE))
+
 hub-feedback: venv ## Hand make grade's verdicts back to the students through nbgrader's exchange.
 	$(VENV)/bin/workbook-hub feedback --dir $(HUB_DIR) --grades $(GRADES)
+
+hub-teardown: venv ## End of term: remove the course's accounts, homes and HUB_DIR, after asking (KEEP=DIR keeps the gradebook).
+	$(VENV)/bin/workbook-hub teardown --dir $(HUB_DIR) $(if $(KEEP),--keep $(KEEP)) $(if $(YES),--yes)
 
 ## Maintenance
 venv: ## Set up .venv from requirements.txt (every other target does this first).

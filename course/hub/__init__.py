@@ -3,11 +3,16 @@ accounts, the environment their servers run in, nbgrader's exchange and the feed
 
     roster       the roster CSV: usernames and display names, checked at the boundary
     accounts     one system user per student and the instructor, their private homes, first passwords
-    clone        this clone closed to the students, and no start beside another open copy of the answers
+    checks       everything make hub checks before it changes anything, each problem one sentence
+    exposure     worked answers a student could read anywhere on the machine, looked for as `nobody`
+    clone        this clone closed to the students
     environment  what the hub and the servers run: a world-readable Python, the course venv, the proxy
     exchange     the instructor's nbgrader course folder and the exchange between them
     collect      nbgrader's collect, skipping a submission made in another student's name
     feedback     make grade's verdicts as nbgrader feedback, released through the exchange
+    service      the proxy, the hub and the servers as processes: restarts that keep students working
+    ahead        every student's server started before a lecture (make hub-servers)
+    teardown     the end of term: the course's accounts, homes and HUB_DIR (make hub-teardown)
 """
 
 from pathlib import Path

@@ -1,51 +1,62 @@
 """A course on a real JupyterHub on this machine (make hub; docs/hub.md).
 
-    python course/hub/cli.py start     [options]    set the course up, start the hub, wait (make hub)
-    python course/hub/cli.py setup     [options]    set the course up only
-    python course/hub/cli.py feedback  [options] --grades DIR
-                                                 make grade's verdicts to each student (make hub-feedback)
-    python course/hub/cli.py image --dir DIR --exchange EXCHANGE
-                                                 the same course in a container image (course/hub/files/Dockerfile)
+    workbook-hub start     [options]   check, set the course up, start (or restart) the hub (make hub)
+    workbook-hub setup     [options]   check and set the course up only
+    workbook-hub stop      --dir DIR   stop the hub, every student's server and the proxy (make hub-stop)
+    workbook-hub servers   --dir DIR   start every student's server ahead of a lecture (make hub-servers)
+    workbook-hub status    --dir DIR   what runs: the hub, the proxy, whose servers (make hub-status)
+    workbook-hub teardown  --dir DIR [--keep DIR] [--yes]
+                                       remove the course's accounts, homes and HUB_DIR (make hub-teardown)
+    workbook-hub feedback  --dir DIR --grades DIR
+                                       make grade's verdicts to each student (make hub-feedback)
+    workbook-hub image --dir DIR --exchange EXCHANGE
+                                       the same course in a container image (course/hub/files/Dockerfile)
 
 Options (the Makefile's variables): --dir HUB_DIR (default /srv/agent-memory-hub), --homes
 HUB_HOMES (/home), --roster ROSTER (course/hub/files/roster.example.csv), --instructor INSTRUCTOR
 (instructor), --ip HUB_IP (127.0.0.1), --port HUB_PORT (8000; 0 picks a free one), --timeout
-TIMEOUT (nbgrader's per-cell limit in the course's config).
+TIMEOUT (nbgrader's per-cell limit in the course's config), --idle HUB_IDLE (seconds before the
+idle culler stops an unused server, 3600), --accept-readable ACCEPT_READABLE (paths, or all, where
+students may read worked answers), --scan-seconds SCAN_SECONDS (the bound on that search, 120).
 
-setup, as root: one system account per roster line and one for the instructor, each with a
-private home and, when new, a first password of its own (in the instructor's hub-passwords.csv);
-the instructor's nbgrader course folder (make class's) in their home; nbgrader's exchange; the
-learner's edition; the course venv from course/requirements.txt with the class edition of the
-package; configurable-http-proxy from course/hub/files/package-lock.json. It closes this clone to other
-accounts, since it holds the worked answers, and refuses to start while another copy of them is
-open to other accounts (course.hub.clone: the repository a worktree's git objects are in, a
-clone beside either), naming the chmod that closes it. start then runs JupyterHub (course/hub/files/jupyterhub_config.py),
-waits until it answers, prints the URL and how to log in, and runs until Ctrl+C.
+start and setup check everything first (course.hub.checks), then change: one system account per
+roster line and one for the instructor, each with a private home and, when new, a first password
+of its own (in the instructor's hub-passwords.csv); the instructor's nbgrader course folder in
+their home; nbgrader's exchange; the learner's edition; the course venv from
+course/requirements.txt with the class edition of the package; configurable-http-proxy from
+course/hub/files/package-lock.json. It closes this clone to other accounts, since it holds the
+worked answers. start then starts the proxy unless it runs, starts JupyterHub in the background in
+place of the hub already running (course.hub.service: the servers and the proxy stay), waits until
+it answers, prints the URL and how to log in, and returns.
 """
 import argparse
 import json
 import os
-import signal
+import secrets
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
-from course.hub import FILES, accounts, clone, environment, exchange, feedback
-from course.hub.roster import check_username, read_roster
-
-from course.editions.package import write_package  # the class edition, as make class writes it
-
 from course import ROOT
+from course.editions.package import write_package  # the class edition, as make class writes it
+from course.hub import FILES, accounts, ahead, checks, clone, environment, exchange, exposure, feedback, service, teardown
+
 READY = "Course hub ready"
-HEALTH_SECONDS = 120
+
+
+class Refused(ValueError):
+    """make hub found problems before changing anything; each is one sentence."""
+
+    def __init__(self, problems):
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 def options():
-    parser = argparse.ArgumentParser(description="A course on JupyterHub: make hub, make hub-feedback.")
-    parser.add_argument("command", choices=["start", "setup", "feedback", "image"])
+    parser = argparse.ArgumentParser(prog="workbook-hub", description="A course on JupyterHub (docs/hub.md).")
+    parser.add_argument("command", choices=["start", "setup", "stop", "servers", "status", "teardown",
+                                            "feedback", "image"])
     parser.add_argument("--dir", default="/srv/agent-memory-hub", help="where the hub keeps its files")
     parser.add_argument("--homes", default="/home", help="where the accounts' homes are made")
     parser.add_argument("--roster", default=str(FILES / "roster.example.csv"))
@@ -53,6 +64,13 @@ def options():
     parser.add_argument("--ip", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--timeout", type=int, default=10)
+    parser.add_argument("--idle", type=int, default=3600, help="seconds before an unused server is stopped")
+    parser.add_argument("--accept-readable", default="",
+                        help="comma-separated paths (or all) where students may read worked answers")
+    parser.add_argument("--scan-seconds", type=int, default=exposure.SECONDS)
+    parser.add_argument("--at-once", type=int, default=0, help="servers: how many start at a time")
+    parser.add_argument("--keep", default="", help="teardown: copy the course folder (gradebook) here first")
+    parser.add_argument("--yes", action="store_true", help="teardown: do not ask")
     parser.add_argument("--grades", help="feedback: make grade's GRADES folder (grades.json)")
     parser.add_argument("--exchange", default="/srv/nbgrader/exchange", help="image: the exchange's mount")
     return parser
@@ -65,26 +83,52 @@ def free_port():
 
 
 def folders(hub):
-    hub = Path(hub).resolve()
+    hub = Path(hub).absolute()
     return {"hub": hub, "python": hub / "python", "env": hub / "env", "edition": hub / "edition",
             "package": hub / "class-package",
             "tools": hub / "tools", "proxy": hub / "proxy", "exchange": hub / "exchange", "bin": hub / "bin",
             "state": hub / "state"}
 
 
-def setup(arguments):
+def planned_ports(arguments, kept):
+    """The public port, and the hub's own two, which stay as an earlier make hub chose them: the
+    running servers and the proxy know them."""
+    port = arguments.port or kept.get("port") or free_port()
+    return {"ip": arguments.ip, "port": port, "hub_port": kept.get("hub_port") or free_port(),
+            "proxy_api_port": kept.get("proxy_api_port") or free_port()}
+
+
+def accepted(arguments):
+    return tuple(filter(None, (part.strip() for part in arguments.accept_readable.split(","))))
+
+
+def check(arguments, where):
+    """Every check, before any change; Refused with every problem found."""
     accounts.require_root()
+    kept = checks.kept_settings(where["state"])
+    ports = planned_ports(arguments, kept)
+    # ACCEPT_READABLE=all: the instructor accepts whatever students can read, so nothing is looked for
+    search = None if "all" in accepted(arguments) else exposure.search(seconds=arguments.scan_seconds)
+    problems, members = checks.everything(arguments, where, ports, search, accepted(arguments))
+    if problems:
+        raise Refused(problems)
+    print(exposure.summary(search, accepted(arguments)) if search else
+          "Did not look for worked answers students could read: ACCEPT_READABLE=all accepts them all.", flush=True)
+    return members, ports
+
+
+def secret_file(path):
+    """A secret kept in the state folder (root's alone), made once."""
+    if not path.exists():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+    return path.read_text().strip()
+
+
+def setup(arguments):
     where = folders(arguments.dir)
-    if where["hub"].is_relative_to(ROOT):
-        raise ValueError(f"HUB_DIR: {where['hub']} is inside this clone, which make hub closes to "
-                         "other accounts; choose a folder outside it (the default is /srv/agent-memory-hub)")
-    check_username(arguments.instructor, "INSTRUCTOR")
-    members = read_roster(arguments.roster)
-    if arguments.instructor in {m.username for m in members}:
-        raise ValueError(f"INSTRUCTOR: {arguments.instructor!r} is also a student in {arguments.roster}")
-    refused = clone.refusal(clone.open_copies(ROOT))
-    if refused:
-        raise ValueError(refused)
+    members, ports = check(arguments, where)
     if clone.close(ROOT):
         print(f"Closed {ROOT} to other accounts (chmod go-rwx): it holds the worked answers.")
     where["hub"].mkdir(parents=True, exist_ok=True)
@@ -92,6 +136,7 @@ def setup(arguments):
     where["state"].mkdir(exist_ok=True)
     os.chmod(where["state"], 0o700)
     teacher, rows, given = accounts.ensure_accounts(members, arguments.instructor, arguments.homes)
+    teardown.record_made(where["state"], given)
     python = environment.readable_python(where["python"])
     run = environment.run_with(where["python"] / "lib")
     if environment.install_lock(where["env"], python, environment=run):
@@ -101,26 +146,23 @@ def setup(arguments):
     proxy = environment.install_proxy(where["proxy"])
     chapters = environment.write_tools(where["tools"], where["edition"])
     environment.open_to_all(where["env"])
+    environment.write_profile(where["env"])
     exchange.ensure_exchange(where["exchange"], teacher)
-    course, released = exchange.write_course(teacher, arguments.timeout)
+    course, released = exchange.write_course(teacher, arguments.timeout, where["edition"])
     exchange.instructor_settings(teacher, where["env"], course)
     nbgrader = environment.write_commands(where["bin"], where["env"], where["python"] / "lib",
                                           teacher.pw_name, course)
-    port = arguments.port or free_port()
-    earlier = where["state"] / "settings.json"
-    # the hub's own ports stay as they were, so a make hub setup beside a running hub changes none
-    kept = json.loads(earlier.read_text()) if earlier.exists() else {}
-    settings = {
-        "ip": arguments.ip, "port": port, "hub_port": kept.get("hub_port") or free_port(),
-        "proxy_api_port": kept.get("proxy_api_port") or free_port(),
+    secret_file(where["state"] / "proxy_token")
+    secret_file(where["state"] / "api_token")
+    settings = dict(ports, **{
         "proxy": str(proxy), "state": str(where["state"]), "env": str(where["env"]),
         "python_lib": str(where["python"] / "lib"), "tools": str(where["tools"]),
         "edition": str(where["edition"]), "first_chapter": chapters[0],
         "students": [m.username for m in members], "instructor": teacher.pw_name,
         "course": str(course), "exchange": str(where["exchange"]), "roster": str(Path(arguments.roster).resolve()),
         "passwords": str(Path(teacher.pw_dir) / accounts.PASSWORDS), "released": released,
-        "nbgrader": str(nbgrader),
-    }
+        "nbgrader": str(nbgrader), "idle": arguments.idle,
+    })
     environment.settings_json(where["state"] / "settings.json", settings)
     return settings, given
 
@@ -148,91 +190,136 @@ def image(arguments):
     print(f"Course image files in {where['hub']}")
 
 
+def plural(count, one, many=None):
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def banner(settings, given):
     host = "localhost" if settings["ip"] in ("127.0.0.1", "localhost") else settings["ip"]
     url = f"http://{host}:{settings['port']}/"
-    made = f" ({len(given)} new accounts given a first password)" if given else ""
+    made = f" ({plural(len(given), 'new account')} given a first password)" if given else ""
     teacher = settings["instructor"]
+    hub = Path(settings["state"]).parent
     return "\n".join([
-        f"{READY}: {len(settings['students'])} students from {settings['roster']}, "
+        f"{READY}: {plural(len(settings['students']), 'student')} from {settings['roster']}, "
         f"instructor {teacher}{made}.",
         f"  URL:        {url}",
         f"  Log in:     each person with their own username and password; the first passwords are in",
         f"              {settings['passwords']} (only {teacher} and root can read it).",
         f"              Hand each student theirs privately; the instructor's is on its last line.",
         f"  Formgrader: {url}user/{teacher}/formgrader (as {teacher}, in a browser tab of its own):",
-        f"              Generate, Release and Collect each chapter there; not its feedback buttons.",
+        f"              Generate, Release and Collect each chapter there.",
         f"  Course:     {settings['course']} (nbgrader's course folder). Grade as root, in this clone:",
         f"              make grade SUBMISSION={settings['course']}/submitted [CHAPTERS=01,02]",
-        f"              make hub-feedback HUB_DIR={Path(settings['state']).parent}   (the verdicts, to each student)",
+        f"              make hub-feedback HUB_DIR={hub}   (the verdicts, to each student)",
         f"  nbgrader:   {settings.get('nbgrader', '')} (the course's, from any shell; from root it runs as {teacher})",
         f"  Log:        {settings['state']}/jupyterhub.log",
-        "  Stop:       Ctrl+C (accounts, homes and the course stay; make hub again carries on)",
+        f"  Lecture:    make hub-servers HUB_DIR={hub} starts every student's server ahead (unused ones stop after {settings['idle'] // 60} min)",
+        f"  Restart:    make hub again (a new roster, a new setting): every student's server and kernel keep running",
+        f"  Stop:       make hub-stop HUB_DIR={hub} stops everything; make hub-teardown HUB_DIR={hub} ends the term",
     ])
 
 
-def wait_until_up(process, settings, log):
-    """Wait for the hub's health endpoint through the proxy, or fail with the log's end."""
-    url = f"http://127.0.0.1:{settings['port']}/hub/health"
-    deadline = time.monotonic() + HEALTH_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"JupyterHub exited ({process.returncode}):\n{tail(log)}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"JupyterHub did not answer {url} within {HEALTH_SECONDS} s:\n{tail(log)}")
-
-
-def tail(log, lines=40):
-    return "\n".join(Path(log).read_text(errors="replace").splitlines()[-lines:]) if Path(log).exists() else ""
+def hub_environment(settings):
+    env = Path(settings["env"])
+    environment_ = dict(os.environ, WORKBOOK_HUB_SETTINGS=str(Path(settings["state"]) / "settings.json"),
+                        LD_LIBRARY_PATH=settings["python_lib"],
+                        PATH=os.pathsep.join([str(env / "bin"), os.environ.get("PATH", "")]))
+    for leaked in ("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
+        environment_.pop(leaked, None)
+    return environment_
 
 
 def start(arguments):
     settings, given = setup(arguments)
     state = Path(settings["state"])
-    log = state / "jupyterhub.log"
-    env = Path(settings["env"])
-    environment_ = dict(os.environ, WORKBOOK_HUB_SETTINGS=str(state / "settings.json"),
-                        LD_LIBRARY_PATH=settings["python_lib"],
-                        PATH=os.pathsep.join([str(env / "bin"), os.environ.get("PATH", "")]))
-    for leaked in ("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
-        environment_.pop(leaked, None)
-    with open(log, "a") as output:
-        process = subprocess.Popen([str(env / "bin" / "jupyterhub"), "-f", str(FILES / "jupyterhub_config.py")],
-                                   cwd=state, env=environment_, stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+    proxy = service.ensure_proxy(settings, (state / "proxy_token").read_text().strip())
+    if proxy == "restarted":
+        print("The proxy's address changed (HUB_IP or HUB_PORT), so it was restarted: open tabs reconnect.")
+    running = service.running_servers(state)
+    replaced = service.start_hub(settings, hub_environment(settings), FILES / "jupyterhub_config.py")
+    if replaced:
+        print(f"Restarted the hub; {plural(len(running), 'student server')} kept running.")
+    print(banner(settings, given), flush=True)
+    return 0
 
-    def stop(signum, frame):
-        process.send_signal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        wait_until_up(process, settings, log)
-        print(banner(settings, given), flush=True)
-        return process.wait()
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+
+def read_settings(arguments):
+    path = folders(arguments.dir)["state"] / "settings.json"
+    if not path.exists():
+        raise ValueError(f"HUB_DIR {folders(arguments.dir)['hub']} holds no course hub (no {path}); "
+                         "name the HUB_DIR make hub used.")
+    return json.loads(path.read_text())
+
+
+def stop(arguments):
+    accounts.require_root("make hub-stop")
+    settings = read_settings(arguments)
+    hub, stopped, proxy = service.stop_everything(settings["state"])
+    print(f"Stopped {'the hub' if hub else 'no hub (none was running)'}, "
+          f"{plural(len(stopped), 'student server')}{' (' + ', '.join(stopped) + ')' if stopped else ''} "
+          f"and {'the proxy' if proxy else 'no proxy (none was running)'}. make hub starts the course again.")
+    return 0
+
+
+def status(arguments):
+    settings = read_settings(arguments)
+    state = Path(settings["state"])
+    hub, (proxy, _) = service.hub_pid(state), service.proxy_running(state)
+    running = sorted(service.running_servers(state))
+    print(f"Hub: {'running, pid ' + str(hub) if hub else 'stopped'}. Proxy: "
+          f"{'running, pid ' + str(proxy) if proxy else 'stopped'}. "
+          f"{plural(len(running), 'student server')} running{': ' + ', '.join(running) if running else ''}.")
+    return 0
+
+
+def servers(arguments):
+    accounts.require_root("make hub-servers")
+    settings = read_settings(arguments)
+    if not service.hub_pid(settings["state"]):
+        raise ValueError("the hub is not running; start it with make hub, then run make hub-servers again.")
+    ahead.start_all(settings, arguments.at_once or None)
+    return 0
+
+
+def end_of_term(arguments):
+    accounts.require_root("make hub-teardown")
+    settings, people, paths = teardown.plan(folders(arguments.dir)["hub"])
+    keep = Path(arguments.keep).absolute() if arguments.keep else None
+    if keep and (keep.is_relative_to(folders(arguments.dir)["hub"])
+                 or any(keep.is_relative_to(home) for _, home in people)):
+        raise ValueError(f"KEEP {keep} is inside what make hub-teardown removes; name a folder outside "
+                         "HUB_DIR and the course's homes.")
+    if keep and keep.exists():
+        raise ValueError(f"KEEP {keep} already exists; name a new folder, so that nothing in it is replaced.")
+    print(teardown.describe(people, paths, keep), flush=True)
+    if not arguments.yes:
+        try:
+            answer = input("Remove all of this? Type yes to go on: ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() != "yes":
+            print("Nothing removed.")
+            return 1
+    if keep:
+        teardown.keep_course(settings, keep)
+        print(f"Kept the course folder, with its gradebook.db, in {keep} (root's alone).")
+    teardown.remove(settings, people, paths)
+    print(f"Removed {plural(len(people), 'account')} with their homes, and {', '.join(str(p) for p in paths)}.")
+    return 0
 
 
 def main(argv=None):
     parser = options()
     arguments = parser.parse_args(argv)
+    what = {"start": "make hub", "setup": "make hub", "stop": "make hub-stop", "servers": "make hub-servers",
+            "status": "make hub-status", "teardown": "make hub-teardown", "feedback": "make hub-feedback",
+            "image": "workbook-hub image"}[arguments.command]
     try:
         if arguments.command == "feedback":
             if not arguments.grades:
                 parser.error("feedback needs --grades (make hub-feedback GRADES=build/grades)")
-            settings = json.loads((folders(arguments.dir)["state"] / "settings.json").read_text())
-            print(feedback.release(settings, arguments.grades))
+            print(feedback.release(read_settings(arguments), arguments.grades))
             return 0
         if arguments.command == "image":
             image(arguments)
@@ -241,12 +328,28 @@ def main(argv=None):
             settings, given = setup(arguments)
             print(banner(settings, given).replace(READY, "Course hub set up (make hub starts it)"))
             return 0
-        return start(arguments)
+        command = {"start": start, "stop": stop, "status": status, "servers": servers,
+                   "teardown": end_of_term}[arguments.command]
+        return command(arguments)
     except accounts.NeedsRoot as error:
         print(error, file=sys.stderr)
         return 2
+    except Refused as refused:
+        for problem in refused.problems:
+            print(f"{what}: {problem}", file=sys.stderr)
+        print(f"{what}: nothing was changed.", file=sys.stderr)
+        return 2
     except (ValueError, RuntimeError) as error:
-        print(f"make hub: {error}", file=sys.stderr)
+        print(f"{what}: {error}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as error:
+        command = error.cmd if isinstance(error.cmd, str) else " ".join(map(str, error.cmd))
+        print(f"{what}: {command} failed (exit status {error.returncode}); what it printed above says why.",
+              file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"{what}: {error.strerror or error} ({error.filename or 'no file named'}); the checks missed "
+              "this: please report it with this line.", file=sys.stderr)
         return 2
 
 

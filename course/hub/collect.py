@@ -13,8 +13,8 @@ OwnerCheckedCollect is nbgrader's own collect (nbgrader.exchange.default.Exchang
 configured with `c.ExchangeFactory.collect = "coursehub_collect.OwnerCheckedCollect"`, as nbgrader
 is meant to be extended. make hub installs this file as the module `coursehub_collect` in the course
 environment and sets that in the environment's nbgrader_config.py, so the formgrader's Collect and
-`nbgrader collect` both use it. It skips every inbound submission that `refusal` refuses, with an
-error line in the log naming it (the formgrader shows the log under Collect), so that each
+`nbgrader collect` both use it. It skips every inbound submission that `refusal` refuses, with a
+warning line in the log naming it (the formgrader shows the log under Collect), so that each
 student's latest submission of their own is the one collected. With nbgrader's
 `CollectApp.check_owner = False` (a shared exchange where every account is the same uid) only
 links and special files are refused.
@@ -74,14 +74,15 @@ except ImportError:  # make test's environment has no nbgrader; `refusal` is tes
 
 if ExchangeCollect is not None:
     class OwnerCheckedCollect(ExchangeCollect):
-        """nbgrader's collect, skipping (with an error line in the log) every inbound submission
+        """nbgrader's collect, skipping (with a warning line in the log) every inbound submission
         that `refusal` refuses, so that each student's own latest submission is collected."""
 
         def _path_to_record(self, path):
             record = super()._path_to_record(path)
             record["refused"] = refusal(path, record["username"], self.check_owner)
             if record["refused"]:
-                self.log.error("Skipped: %s", record["refused"])
+                # a warning: the collect itself succeeds (the formgrader's dialog says "Success")
+                self.log.warning("Skipped: %s", record["refused"])
             return record
 
         def _sort_by_timestamp(self, records):

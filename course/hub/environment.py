@@ -10,7 +10,8 @@
                         package, editable from HUB_DIR/class-package/ (course.editions.package); the
                         workbook's JupyterLab settings and nbgrader's course config
     HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
-    HUB_DIR/tools/      the course package (for course.editions.learner) and course/hub/files/start-server
+    HUB_DIR/tools/      the modules of the course package that course.editions.learner needs
+                        (LEARNER_MODULES; not the grader's) and course/hub/files/start-server
     HUB_DIR/proxy/      configurable-http-proxy from npm, as course/hub/files/package-lock.json locks it
     HUB_DIR/bin/        nbgrader, the course environment's, for a shell outside the hub (a
                         root shell): it sets LD_LIBRARY_PATH, and from root runs as the instructor
@@ -33,6 +34,21 @@ STDLIB_SKIPPED = {"site-packages", "test", "idlelib", "tkinter", "turtledemo"}
 STUDENTS_OFF = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                 "@jupyter/nbgrader:course-list"]
 SERVER_OFF = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+# What start-server runs as each person (python -m course.editions.learner, PYTHONPATH=HUB_DIR/tools)
+LEARNER_MODULES = ["course/__init__.py", "course/notebook.py", "course/editions/__init__.py",
+                   "course/editions/learner.py", "course/editions/steps.py"]
+# Every server's own settings, beyond JupyterLab's (jupyterlab/overrides.json):
+# - as tools/lab starts make lab's server: the kernel websocket's legacy protocol (tools/lab says
+#   why: on v1 a replaced connection's late frame is misread and lost) and the pre-save hook that
+#   saves a time explorer as its still (jupyterlab/workbook_lab.py);
+# - how long a server keeps the hub's word that a browser's login is good: while the hub restarts,
+#   a tab whose login the server knows goes on saving and running cells. Logging out still ends a
+#   session at once (the server's cache is per session), and make hub-stop ends every server.
+SERVER_SETTINGS = {
+    "ZMQChannelsWebsocketConnection": {"kernel_ws_protocol": ""},
+    "FileContentsManager": {"pre_save_hook": "workbook_lab.drop_widget_views"},
+    "HubOAuth": {"cache_max_age": 12 * 3600},
+}
 
 
 def digest(*paths):
@@ -139,14 +155,17 @@ def install_package(env, tree, write_package, environment=None, uv=None):
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(fresh, tree)
     open_to_all(tree)
+    # editable_mode=compat: a path in a .pth file, not setuptools' import hook, which Python asks
+    # only after the path: with the hook, `import workbook` in a terminal at ~ found the student's
+    # own ~/workbook/ folder (a namespace package) instead of the class edition
     uv = installer() if uv is None else uv
     python = str(Path(env) / "bin" / "python")
     if uv:
         command = [uv, "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--reinstall",
-                   "--python", python, "--editable", str(tree)]
+                   "--config-settings", "editable_mode=compat", "--python", python, "--editable", str(tree)]
     else:
         command = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                   "--force-reinstall", "--editable", str(tree)]
+                   "--force-reinstall", "--config-settings", "editable_mode=compat", "--editable", str(tree)]
     subprocess.run(command, check=True, env=environment)
     # compiled here, since no student may write its __pycache__; then readable like the rest
     subprocess.run([python, "-m", "compileall", "-q", str(tree)], check=True, env=environment,
@@ -175,6 +194,9 @@ def configure(env, exchange, course_id, check_owner=True):
     collect = site_packages(env) / f"{COLLECT}.py"
     shutil.copy(Path(__file__).with_name("collect.py"), collect)
     os.chmod(collect, 0o644)
+    hook = site_packages(env) / "workbook_lab.py"  # the pre-save hook, as tools/venv installs it
+    shutil.copy(ROOT / "jupyterlab" / "workbook_lab.py", hook)
+    os.chmod(hook, 0o644)
     settings = env / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
     settings.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "jupyterlab" / "overrides.json", settings / "workbook.json")
@@ -197,12 +219,15 @@ def configure(env, exchange, course_id, check_owner=True):
     # What `jupyter server extension disable --sys-prefix` and `jupyter labextension disable
     # --level=sys_prefix` write, written directly: those commands take seconds each (they import
     # every extension to validate it), and the second also locks the plugin.
+    (config / "jupyter_server_config.d").mkdir(exist_ok=True)
+    (config / "jupyter_server_config.d" / "workbook.json").write_text(json.dumps(SERVER_SETTINGS, indent=1) + "\n")
     for extension in SERVER_OFF:
         (config / "jupyter_server_config.d" / f"{extension}.json").write_text(json.dumps(
             {"ServerApp": {"jpserver_extensions": {extension: False}}}, indent=1) + "\n")
     (config / "labconfig").mkdir(exist_ok=True)
     (config / "labconfig" / "page_config.json").write_text(json.dumps(
         {"disabledExtensions": {plugin: True for plugin in STUDENTS_OFF}}, indent=1) + "\n")
+    formgrader_css(env)
     open_to_all(env / "etc")
     open_to_all(env / "share" / "jupyter" / "lab" / "settings")
 
@@ -235,8 +260,9 @@ def write_tools(tools, edition):
     tools, edition = Path(tools), Path(edition)
     tools.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(tools / "course", ignore_errors=True)
-    shutil.copytree(ROOT / "course", tools / "course",
-                    ignore=shutil.ignore_patterns("__pycache__", "files", "requirements.txt", "*.md"))
+    for name in LEARNER_MODULES:  # these alone: the rest of the course package is the instructor's
+        (tools / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tools / name)
     shutil.copy(FILES / "start-server", tools / "start-server")
     shutil.copy(ROOT / "jupyterlab" / "workspace.json", tools / "workspace.json")
     shutil.rmtree(edition, ignore_errors=True)
@@ -281,3 +307,57 @@ def write_commands(bin_dir, env, python_lib, instructor, course):
 
 def settings_json(path, settings):
     Path(path).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
+
+
+PROFILES = Path("/etc/profile.d")
+
+
+def profile_path(env, profiles=PROFILES):
+    """This hub's login-shell snippet: one per HUB_DIR, so that two hubs on a machine keep theirs."""
+    return Path(profiles) / f"agent-memory-hub-{hashlib.sha256(str(Path(env)).encode()).hexdigest()[:8]}.sh"
+
+
+PROFILE = """\
+# The course hub in {hub} (written by make hub; make hub-teardown removes it). A terminal in
+# JupyterLab is a login shell, and a login shell's /etc/profile sets PATH afresh, which left the
+# course's python, nbgrader and jupyter out of it. Only a shell started by one of this hub's servers
+# (its environment names the course's) gets them back, first on PATH.
+if [ "${{WORKBOOK_HUB_ENV:-}}" = {env} ]; then
+  PATH={env}/bin:$PATH
+  export PATH
+fi
+"""
+
+
+def write_profile(env, profiles=PROFILES):
+    """The snippet that puts the course environment first on PATH in the hub's terminals."""
+    import shlex
+    path = profile_path(env, profiles)
+    path.write_text(PROFILE.format(hub=Path(env).parent, env=shlex.quote(str(env))))
+    os.chmod(path, 0o644)
+    return path
+
+
+FORMGRADER_CSS = """
+/* Added by make hub (course/hub/environment.py). The course's feedback is make grade's, handed back
+   by make hub-feedback, so the formgrader's Generate Feedback and Release Feedback columns (the
+   last two of Manage Assignments' eleven) are hidden; and a dialog's log wraps at its edge. */
+.table thead th:nth-child(10):nth-last-child(2), .table thead th:nth-child(11):last-child,
+td.generate-feedback, td.release-feedback { display: none; }
+.modal-body pre { white-space: pre-wrap; word-break: break-word; }
+"""
+
+
+def formgrader_css(env):
+    """FORMGRADER_CSS at the end of nbgrader's formgrader stylesheet in the course environment,
+    once. The file is replaced, never written in place: uv links installed files to its cache."""
+    sheets = list(site_packages(env).glob("nbgrader/server_extensions/formgrader/static/css/nbgrader.css"))
+    for sheet in sheets:
+        text = sheet.read_text()
+        if FORMGRADER_CSS in text:
+            continue
+        fresh = sheet.with_name(sheet.name + ".new")
+        fresh.write_text(text + FORMGRADER_CSS)
+        os.chmod(fresh, 0o644)
+        os.replace(fresh, sheet)
+    return sheets

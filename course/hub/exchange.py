@@ -23,23 +23,51 @@ from course.hub.accounts import as_user
 from course.editions.release import COURSE_ID, write_release
 
 COURSE = "course"
-# On the hub a student has two copies of a chapter with the same name, and so the same tab title:
-# the practice copy in ~/workbook/ and the one fetched from the Assignments tab. The fetched one
-# says so at its top.
+# On the hub a student has two copies of a chapter: the practice copy in ~/workbook/ and the one
+# fetched from the Assignments tab. The fetched one is named HAND_IN_PREFIX + the chapter's file
+# name, so that the two tabs' titles differ, and says at its top what it is and what the student
+# will see in it.
+HAND_IN_PREFIX = "hand-in-"
 HAND_IN = ("> **This is the copy you hand in.** It is the chapter you fetched from the Assignments "
            "tab: answer here, save, then *Nbgrader > Assignment List* and *Submit* (as often as you "
-           "like; the latest counts). Your practice copy, `~/workbook/{filename}`, is never graded.")
+           "like; the latest counts). Your practice copy, `~/workbook/{filename}`, is never graded. "
+           "Here, as on the whole course hub, `check()` does not tell you whether an answer is right "
+           "(it says the answer is judged when graded) and `solution()` is hidden: your grade comes "
+           "from what you submit. *Fetch Feedback* appears beside your submission at once, but it "
+           "finds your feedback only once your instructor has released it.")
+# The release's note for nbgrader's own stub (`# YOUR CODE HERE` / `raise NotImplementedError()`);
+# on the hub the stubs are the learner's edition's, as in the practice copy.
+HUB_GRADING = ("**For grading:** write each answer where its cell says `____`. Only your answer "
+               "cells are graded, run after the first cell of these exercises, so keep everything an "
+               "answer needs beyond what that cell imports (a helper function, an import, a "
+               "constant) inside that answer cell.")
 
 
-def mark_hand_in(course):
-    """Put HAND_IN under the title of every assignment in course/source/, so that nbgrader's
-    generate_assignment carries it into the copy each student fetches."""
+def mark_hand_in(course, edition):
+    """For every assignment in course/source/: the learner's edition's stub in each answer cell (in
+    place of nbgrader's solution region, so that the copy a student fetches has the stubs their
+    practice copy has, and no worked answer is left in the course folder), HAND_IN under the title,
+    HUB_GRADING for the release's note on nbgrader's stub, and the file renamed HAND_IN_PREFIX +
+    its name. Answer cells keep their ids, by which make grade finds them."""
+    from course.editions.release import FOR_GRADING
     for path in sorted(Path(course).glob("source/*/*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
+        stubs = {cell.get("id"): cell.source for cell in nbformat.read(Path(edition) / path.name, as_version=4).cells}
+        for cell in notebook.cells:
+            if cell.cell_type == "code" and "### BEGIN SOLUTION" in cell.source:
+                if cell.get("id") not in stubs:
+                    raise ValueError(f"{path.name}: answer cell {cell.get('id')} is not in the learner's edition")
+                cell.source = stubs[cell.get("id")]
+                # not an nbgrader solution cell any more: nbgrader would replace a solution cell
+                # without a solution region by its own stub (make grade finds it by its id)
+                cell.metadata.pop("nbgrader", None)
+            elif cell.cell_type == "markdown":
+                cell.source = cell.source.replace(FOR_GRADING, HUB_GRADING)
         first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
         heading, _, rest = first.source.partition("\n\n")
         first.source = "\n\n".join(filter(None, [heading, HAND_IN.format(filename=path.name), rest]))
-        nbformat.write(notebook, path)
+        nbformat.write(notebook, path.with_name(HAND_IN_PREFIX + path.name))
+        path.unlink()
 
 
 def ensure_exchange(exchange, teacher, course_id=COURSE_ID):
@@ -56,7 +84,7 @@ def ensure_exchange(exchange, teacher, course_id=COURSE_ID):
     return mine
 
 
-def write_course(teacher, timeout):
+def write_course(teacher, timeout, edition):
     """make class's course folder in the instructor's home: written by root into a new folder,
     handed to the instructor, then put in place of the old source/, handout/ and config only, so
     what nbgrader wrote there stays."""
@@ -66,7 +94,7 @@ def write_course(teacher, timeout):
     with tempfile.TemporaryDirectory(dir=teacher.pw_dir) as scratch:
         fresh = Path(scratch) / COURSE
         written = write_release(fresh, timeout=timeout)
-        mark_hand_in(fresh)
+        mark_hand_in(fresh, edition)
         for folder, dirs, files in os.walk(fresh):
             for name in [folder, *[os.path.join(folder, f) for f in dirs + files]]:
                 os.chown(name, teacher.pw_uid, teacher.pw_gid, follow_symlinks=False)

@@ -2,7 +2,7 @@
 
 make grade reads nbgrader's submitted/<student>/<chapter>/ as it is and writes grades.json. For
 every student and chapter it graded that has a submission, this writes one page,
-~instructor/course/feedback/<student>/<chapter>/<chapter>.html, beside the submission's
+~instructor/course/feedback/<student>/<chapter>/<notebook>.html (named as the notebook submitted), beside the submission's
 timestamp.txt and submission_secret.txt (as nbgrader's generate_feedback would), then runs
 `nbgrader release_feedback <chapter>` as the instructor. nbgrader names each released page by a
 hash of that submission's secret, so a student's Assignments tab fetches their own page and no
@@ -70,7 +70,10 @@ def write_pages(grades, course):
                 skipped.append((student["student"], chapter, missing))
                 continue
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"{chapter}.html").write_text(page(student["student"], chapter, marks))
+            # nbgrader finds a student's page by the name of the notebook they submitted
+            # (exchange.HAND_IN_PREFIX + the chapter's on the hub)
+            named = sorted(p.stem for p in submitted.glob("*.ipynb")) or [chapter]
+            (out / f"{named[0]}.html").write_text(page(student["student"], chapter, marks))
             for name in NEEDS:
                 shutil.copy(submitted / name, out / name)
             written.append((student["student"], chapter))

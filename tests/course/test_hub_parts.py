@@ -7,7 +7,9 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from course.editions import learner
-from course.hub import clone, collect, environment, exchange, feedback
+from course.hub import checks, clone, collect, environment, exchange, exposure, feedback, teardown
 from course.editions.package import write_package
 from course.editions.release import write_release
 from course.hub.roster import Member, read_roster
@@ -155,6 +157,41 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     installed = environment.site_packages(env) / "coursehub_collect.py"
     assert installed.read_text() == (ROOT / "course" / "hub" / "collect.py").read_text()
     assert os.stat(installed).st_mode & 0o444 == 0o444
+    # the workbook's own server settings, as make lab's server has them, and the login cache
+    server = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.d" / "workbook.json").read_text())
+    assert server["ZMQChannelsWebsocketConnection"] == {"kernel_ws_protocol": ""}
+    assert server["FileContentsManager"] == {"pre_save_hook": "workbook_lab.drop_widget_views"}
+    assert server["HubOAuth"]["cache_max_age"] >= 3600
+    assert (environment.site_packages(env) / "workbook_lab.py").read_text() == \
+        (ROOT / "jupyterlab" / "workbook_lab.py").read_text()
+
+
+def test_the_formgrader_hides_its_feedback_buttons_by_a_stylesheet_replaced_not_written_in_place(tmp_path):
+    sheet = environment.site_packages(tmp_path) / "nbgrader/server_extensions/formgrader/static/css/nbgrader.css"
+    sheet.parent.mkdir(parents=True)
+    sheet.write_text("td { color: black; }\n")
+    cached = tmp_path / "uv-cache-copy.css"
+    os.link(sheet, cached)  # as uv links an installed file to its cache
+    assert environment.formgrader_css(tmp_path) == [sheet]
+    environment.formgrader_css(tmp_path)
+    text = sheet.read_text()
+    assert text.count("td.generate-feedback, td.release-feedback { display: none; }") == 1
+    assert text.startswith("td { color: black; }") and "white-space: pre-wrap" in text
+    assert cached.read_text() == "td { color: black; }\n"
+
+
+def test_a_terminals_login_shell_gets_the_course_environment_first_on_path(tmp_path):
+    env = tmp_path / "hub dir" / "env"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("#!/bin/sh\necho course-python\n")
+    os.chmod(env / "bin" / "python", 0o755)
+    profile = environment.write_profile(env, tmp_path)
+    assert profile == environment.profile_path(env, tmp_path) and profile.name.startswith("agent-memory-hub-")
+    shell = "PATH=/usr/bin:/bin; . " + str(profile).replace(" ", "\\ ") + "; command -v python"
+    inside = subprocess.run(["sh", "-c", shell], env={"WORKBOOK_HUB_ENV": str(env)}, capture_output=True, text=True)
+    assert inside.stdout.strip() == str(env / "bin" / "python"), inside.stderr
+    outside = subprocess.run(["sh", "-c", shell], env={}, capture_output=True, text=True)
+    assert outside.stdout.strip() != str(env / "bin" / "python")  # another shell's PATH is left alone
 
 
 ME = pwd.getpwuid(os.geteuid()).pw_name
@@ -212,55 +249,126 @@ def machine():
     shutil.rmtree(top)
 
 
+ANSWERS = Path("workbook") / "teaching" / "exercises" / "answers.json"
+
+
 def a_clone(path, mode=0o755):
-    (path / clone.ANSWERS).parent.mkdir(parents=True)
-    (path / clone.ANSWERS).write_text("{}")
+    (path / ANSWERS).parent.mkdir(parents=True)
+    (path / ANSWERS).write_text("{}")
+    (path / "notebooks").mkdir()
+    (path / "notebooks" / "01-purpose-and-validation.ipynb").write_text('{"source": "### BEGIN SOLUTION"}')
     os.chmod(path, mode)
     return path
 
 
-def test_make_hub_refuses_to_start_beside_an_open_copy_of_the_answers(machine):
-    # make hub ran from a worktree and closed it, but its main clone stayed open to every student
-    main = a_clone(machine / "main")
-    (main / ".git" / "worktrees" / "hub").mkdir(parents=True)
-    (main / ".git" / "worktrees" / "hub" / "commondir").write_text("../..\n")
-    (machine / "wt").mkdir(mode=0o755)
-    os.chmod(machine / "wt", 0o755)
-    tree = a_clone(machine / "wt" / "hub")
-    (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'hub'}\n")
-    beside = a_clone(machine / "wt" / "another-clone")
+STUDENT = "nobody" if os.geteuid() == 0 else ME  # as root the search runs as nobody, as make hub's
+
+
+def test_make_hub_finds_every_copy_of_the_answers_a_student_could_read(machine):
+    # a student found answers.json readable in five other clones; make hub looked beside its own only
+    open_clone = a_clone(machine / "wt" / "another-clone")
     a_clone(machine / "wt" / "closed-clone", mode=0o700)
-    (machine / "wt" / "not-a-clone").mkdir()
-    assert clone.repository(tree) == main
-    assert clone.open_copies(tree) == [main, beside]
-    why = clone.refusal(clone.open_copies(tree))
-    assert why.startswith(f"every account on this machine, the students' too, can read the worked "
-                          f"answers in {main}, {beside} (workbook/teaching/exercises/answers.json,")
-    assert why.endswith(f"Close them first, then run make hub again:\n    chmod go-rwx {main} {beside}")
-    # the command it gives is the fix
-    os.chmod(main, 0o700)
-    os.chmod(beside, 0o700)
-    assert clone.open_copies(tree) == [] and clone.refusal([]) is None
-    # a folder every account can enter is open, one of its parents closed closes it
+    nested = a_clone(machine / "deep" / "down" / "old-copy")
+    installed = machine / "venv" / "site-packages" / "workbook" / "teaching" / "exercises"
+    installed.mkdir(parents=True)
+    (installed / "answers.json").write_text("{}")
+    (machine / "plain" / "notebooks").mkdir(parents=True)  # a chapter without solutions: a learner's
+    (machine / "plain" / "notebooks" / "01-purpose-and-validation.ipynb").write_text("{}")
+    (machine / "repo.git" / "objects").mkdir(parents=True)  # a repository, not the workbook's
+    found = exposure.search([str(machine)], account=STUDENT, chapters=["01-purpose-and-validation.ipynb"],
+                            leave_out=[machine / "wt" / "hub"])
+    assert found.finished and found.looked == [str(machine)]
+    assert exposure.copies(path for path, _ in found.found) == sorted(
+        [str(machine / "deep" / "down" / "old-copy"), str(open_clone), str(machine / "venv" / "site-packages")])
+    why = exposure.refusal(found)
+    assert why.startswith("any account on this machine, the students' too, can read worked answers in ")
+    assert f"chmod go-rwx {machine / 'deep' / 'down' / 'old-copy'} " in why and "ACCEPT_READABLE=" in why
+    # accepted where the instructor says so, and then only there
+    assert exposure.refusal(found, accept=[str(machine)]) is None
+    assert str(nested) in exposure.refusal(found, accept=[str(open_clone), str(machine / "venv")])
+    assert exposure.refusal(found, accept=["all"]) is None
+    # the fix it names is the fix
+    for folder in exposure.copies(path for path, _ in found.found):
+        os.chmod(folder, 0o700)
+    again = exposure.search([str(machine)], account=STUDENT, chapters=["01-purpose-and-validation.ipynb"])
+    assert again.found == [] and exposure.refusal(again) is None
+
+
+def test_the_search_skips_network_and_kernel_file_systems_and_says_when_it_did_not_finish(machine, tmp_path):
+    table = tmp_path / "mounts"
+    table.write_text("/dev/vda / ext4 rw 0 0\nproc /proc proc rw 0 0\nserver:/x /mnt/nfs nfs4 rw 0 0\n"
+                     "sshfs#me@h: /mnt/s fuse.sshfs rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n"
+                     "tmpfs /run/user/0 tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n")
+    looked, skipped = exposure.mounts(table)
+    assert looked == ["/", "/dev/shm", "/run/user/0"]
+    assert {point for point, _ in skipped} == {"/proc", "/mnt/nfs", "/mnt/s", "/sys/fs/cgroup/cpu"}
+    for n in range(20):
+        a_clone(machine / f"clone-{n}")
+    stopped = exposure.search([str(machine)], account=STUDENT, seconds=0.001, chapters=["01-purpose-and-validation.ipynb"])
+    assert not stopped.finished
+    assert "did not finish" in exposure.refusal(stopped, accept=[str(machine / "clone-0")])
+    assert exposure.refusal(stopped, accept=["all"]) is None
+
+
+def test_make_hub_closes_its_own_clone(machine):
+    tree = a_clone(machine / "hub")
     assert clone.open_to_others(tree / "workbook" / "teaching" / "exercises")
-    os.chmod(machine / "wt", 0o750)
-    assert not clone.open_to_others(tree / "workbook" / "teaching" / "exercises")
-    # make hub closes its own clone itself
     assert clone.close(tree) and os.stat(tree).st_mode & 0o777 == 0o700 and not clone.close(tree)
+    assert not clone.open_to_others(tree / "workbook" / "teaching" / "exercises")
+
+
+def test_make_hub_names_each_problem_before_it_changes_anything(machine):
+    closed = machine / "closed"
+    closed.mkdir(mode=0o700)
+    os.chmod(closed, 0o700)
+    assert checks.enterable_by_all(closed / "srv" / "deeper") == closed
+    assert checks.enterable_by_all(machine / "open" / "srv") is None
+    assert f"HUB_DIR {closed / 'srv'} is under {closed}" in checks.hub_folder(closed / "srv")
+    assert "inside this clone" in checks.hub_folder(ROOT / "build" / "hub-dir")
+    assert checks.homes_folder(closed / "home").startswith(f"HUB_HOMES {closed / 'home'} is under {closed}")
+    roster_file = machine / "roster.csv"
+    roster_file.write_text("ada\nroot\n")
+    members, why = checks.people(roster_file, "teacher")
+    assert members is None and why.startswith("root already belongs to an account on this machine that make hub did not make")
+    roster_file.write_text("ada\n")
+    assert checks.people(roster_file, "ada")[1].startswith("INSTRUCTOR 'ada' is also a student")
+    assert checks.people(roster_file, "Teacher")[1].startswith("INSTRUCTOR: username 'Teacher'")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        ports = {"ip": "127.0.0.1", "port": port, "hub_port": port + 1 if port < 65535 else port - 1,
+                 "proxy_api_port": 0}
+        assert checks.ports(ports, machine / "state").startswith(f"HUB_PORT {port} is taken by another program")
+    assert checks.commands(("sh",)) is None and "no-such-command-here" in checks.commands(("no-such-command-here",))
 
 
 def test_the_chapter_a_student_fetches_says_it_is_the_copy_they_hand_in(tmp_path):
-    # two copies of chapter 1 with one tab title: the practice copy and the fetched one
-    written = write_release(tmp_path, stems=["01-purpose-and-validation", "02-visibility"])
-    exchange.mark_hand_in(tmp_path)
+    # two copies of chapter 1 with one tab title, two stubs for one exercise, an intro promising
+    # check() and solution(): the fetched copy is named apart, has the practice copy's stubs, and
+    # says what the student will see
+    from course.editions.release import FOR_GRADING
+    stems = ["01-purpose-and-validation", "02-visibility"]
+    written = write_release(tmp_path / "course", stems=stems)
+    edition = tmp_path / "edition"
+    learner.write_edition(edition)
+    exchange.mark_hand_in(tmp_path / "course", edition)
     for name in written:
         stem = name.removesuffix(".ipynb")
-        cells = nbformat.read(tmp_path / "source" / stem / name, as_version=4).cells
+        assert [p.name for p in (tmp_path / "course" / "source" / stem).iterdir()] == [exchange.HAND_IN_PREFIX + name]
+        cells = nbformat.read(tmp_path / "course" / "source" / stem / (exchange.HAND_IN_PREFIX + name), as_version=4).cells
         assert cells[0].cell_type == "markdown"  # no directive cell above it any more
         heading, told, _ = cells[0].source.split("\n\n", 2)
         assert heading.startswith("# Chapter ")
         assert told.startswith("> **This is the copy you hand in.**") and "*Submit*" in told
         assert f"`~/workbook/{name}`, is never graded" in told
+        assert "judged when graded" in told and "*Fetch Feedback* appears" in told
+        practice = {c.get("id"): c.source for c in nbformat.read(edition / name, as_version=4).cells}
+        text = "".join(cell.source for cell in cells)
+        assert "### BEGIN SOLUTION" not in text and "NotImplementedError" not in text and FOR_GRADING not in text
+        assert exchange.HUB_GRADING in text
+        for cell in cells:
+            if cell.cell_type == "code" and "____" in cell.source:
+                assert cell.source == practice[cell.get("id")]
     # the learner's copy, which the practice copy is made from, says nothing of the kind
     assert "copy you hand in" not in json.dumps(learner.learner_notebook(ROOT / "notebooks" / written[0]))
 
@@ -290,9 +398,53 @@ def test_the_banner_names_the_formgrader_the_chapters_option_and_the_hubs_nbgrad
     settings = {"ip": "127.0.0.1", "port": 8000, "students": ["ada"], "roster": "/r.csv",
                 "instructor": "teacher", "passwords": "/home/teacher/hub-passwords.csv",
                 "course": "/home/teacher/course", "state": "/srv/agent-memory-hub/state",
-                "nbgrader": "/srv/agent-memory-hub/bin/nbgrader"}
-    lines = hub.banner(settings, []).splitlines()
+                "nbgrader": "/srv/agent-memory-hub/bin/nbgrader", "idle": 3600}
+    lines = hub.banner(settings, ["ada"]).splitlines()
+    assert lines[0] == "Course hub ready: 1 student from /r.csv, instructor teacher (1 new account given a first password)."
     assert "  Formgrader: http://localhost:8000/user/teacher/formgrader (as teacher, in a browser tab of its own):" in lines
     assert "              make grade SUBMISSION=/home/teacher/course/submitted [CHAPTERS=01,02]" in lines
     assert "  nbgrader:   /srv/agent-memory-hub/bin/nbgrader (the course's, from any shell; from root it runs as teacher)" in lines
-    assert lines[-1].lstrip().startswith("Stop:")  # make test-hub waits for it
+    assert any("make hub-servers HUB_DIR=/srv/agent-memory-hub" in line for line in lines)
+    assert lines[-1].lstrip().startswith("Stop:") and "make hub-stop" in lines[-1] and "make hub-teardown" in lines[-1]
+    assert hub.plural(2, "new account") == "2 new accounts" and hub.plural(1, "student") == "1 student"
+
+
+def test_the_end_of_term_says_what_it_removes_and_how_to_keep_the_gradebook(tmp_path):
+    teardown.record_made(tmp_path, ["ada", "teacher"])
+    teardown.record_made(tmp_path, ["ada", "grace"])
+    assert (tmp_path / teardown.MADE).read_text().split() == ["ada", "teacher", "grace"]
+    said = teardown.describe([("ada", "/home/ada")], [Path("/srv/hub")], None)
+    assert "1 accounts" not in said and "ada (/home/ada)" in said and "/srv/hub" in said and "KEEP=DIR" in said
+    assert "copied to /kept first" in teardown.describe([], [], Path("/kept"))
+
+
+def test_a_proxy_or_hub_that_does_not_come_up_is_said_in_one_sentence(tmp_path):
+    # make hub waits for each with a bound, and a process that ends at once ends the wait at once
+    from course.hub import service
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "jupyterhub").write_text("#!/bin/sh\nexit 3\n")
+    os.chmod(tmp_path / "env" / "bin" / "jupyterhub", 0o755)
+    settings = {"state": str(tmp_path), "ip": "127.0.0.1", "port": 9, "hub_port": 9, "proxy_api_port": 9,
+                "proxy": "/bin/false", "env": str(tmp_path / "env")}
+    with pytest.raises(RuntimeError) as raised:
+        service.ensure_proxy(settings, "token")
+    assert str(raised.value) == f"the proxy did not start; its log, {tmp_path / 'proxy.log'}, says why"
+    with pytest.raises(RuntimeError) as raised:
+        service.start_hub(settings, dict(os.environ), tmp_path / "jupyterhub_config.py")
+    assert str(raised.value).startswith("JupyterHub stopped as it started (exit status 3)")
+    assert service.proxy_running(tmp_path) == (None, None) and service.hub_pid(tmp_path) is None
+    assert service.running_servers(tmp_path) == {}  # no database yet: nothing started
+
+
+def test_the_learners_modules_on_the_hub_import_on_their_own(tmp_path):
+    # start-server runs `python -m course.editions.learner` with PYTHONPATH=HUB_DIR/tools, where only
+    # LEARNER_MODULES are (none of the grader's): a module it imports and that list lacks fails here
+    for name in environment.LEARNER_MODULES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    script = ("import sys, course.editions.learner as l; "
+              "print(sorted(m.__file__ for n, m in sys.modules.items() if n.startswith('course')))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert all(path.startswith(str(tmp_path)) for path in eval(done.stdout)), done.stdout

@@ -1,37 +1,50 @@
 """A course on the real make hub, driven in headless Chromium (make test-hub; a few minutes).
 
-The hub is `make hub` itself, run in a temporary copy of the working tree (closed to other
-accounts, as make hub closes its clone) with HUB_DIR and the homes in a temporary folder, on a
-free port, for a roster of three students and an instructor. Everyone logs in through the login
-page with their own first password. The tests follow the course in order:
+The hub is `make hub` itself, run in a temporary copy of the working tree (with a .venv of its
+own, so that the course package make hub runs is the copy's, closed to other accounts as make hub
+closes its clone) with HUB_DIR and the homes in a temporary folder, on a free port, for a roster
+of three students and an instructor. Everyone logs in through the login page with their own first
+password. The tests follow the course, and a term, in order:
 
+0. make hub checks everything first: a HUB_DIR no student could enter, a bad roster line, a taken
+   port and a copy of the answers others can read are all named, one sentence each, and nothing
+   is made;
 1. nobody logs in with a wrong password or as someone else;
 2. each student's first login opens their own learner's copy, chapter 1, with the workbook's
-   settings (the table of contents open);
-3. the instructor generates and releases chapter 1 from the formgrader;
-4. the students fetch it from the Assignments tab, answer in the page (one right on all three
-   exercises, one right on one, one wrong on one and right on another) and submit; then, from
-   their accounts, one submits later in another's name and one a link to the worked answers;
+   settings (the table of contents open, the server's own settings on);
+3. the instructor generates and releases chapter 1 from the formgrader, whose feedback buttons
+   are hidden;
+4. the students fetch it from the Assignments tab (a hand-in copy named apart from the practice
+   copy, with the same stubs), answer in the page (one right on all three exercises, one right
+   on one, one wrong on one and right on another) and submit; then, from their accounts, one
+   submits later in another's name and one a link to the worked answers;
 5. the instructor collects (the formgrader names both forgeries and collects neither), grades
    as root with make grade straight from nbgrader's submitted/, and releases the feedback with
    make hub-feedback; the gradebook holds what each one earned;
 6. each student fetches their own feedback in the Assignments tab and reads their own score;
 7. a student cannot open another's files, the course folder, the source chapters or any worked
-   answer, by URL or from a terminal in their JupyterLab;
-8. a student's learner's copy survives a server restart, and a changed chapter reaches it with
+   answer, by URL or from a terminal in their JupyterLab, where the course's python runs in a
+   login shell; the instructor's terminal runs nbgrader;
+8. the hub crashes and is started again mid-session: a student's kernel keeps its variables and
+   an edit saved while the hub was down is on disk;
+9. a student's learner's copy survives a server restart, and a changed chapter reaches it with
    the student's answer kept;
-9. every chapter and appendix runs in a student's kernel, as that student.
+10. every chapter and appendix runs in a student's kernel, as that student;
+11. make hub-teardown says what it removes, removes nothing when the answer is not yes, and
+    then removes every account, home and HUB_DIR, keeping the gradebook where KEEP says.
 
 Screenshots of each step go to build/hub/. The accounts made are removed at the end.
 """
 import csv
 import datetime
+import json
 import os
 import pwd
 import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -45,7 +58,7 @@ from playwright.sync_api import expect, sync_playwright
 ROOT = Path(__file__).resolve().parents[2]
 from course.editions import answers
 from course.grader.chapters import graded_chapters
-from course.hub import accounts
+from course.hub import accounts, environment, service
 from hub_tree import copy_tree, free_port
 
 SHOTS = ROOT / "build" / "hub"
@@ -59,6 +72,7 @@ INSTRUCTOR = "hubtest-teacher"
 STUDENTS = {"hubtest-ada": "Ada Lovelace", "hubtest-grace": "Grace Hopper", "hubtest-alan": "Alan Turing"}
 ADA, GRACE, ALAN = STUDENTS
 CHAPTER = "01-purpose-and-validation"
+HAND_IN = f"hand-in-{CHAPTER}.ipynb"  # the copy a student fetches (course.hub.exchange.HAND_IN_PREFIX)
 READY_SECONDS = 900   # make hub from nothing: the course venv (compiled), the proxy, the accounts
 SPAWN = 240_000       # milliseconds for a server to start and JupyterLab to show a notebook
 WAIT = 60_000         # milliseconds for the page to show something
@@ -83,33 +97,30 @@ class Hub:
                      f"INSTRUCTOR={INSTRUCTOR}", f"HUB_PORT={self.port}"]
         return ["make", "--no-print-directory", "-C", str(self.tree), target, *variables, *extra]
 
+    def run(self, target, *extra, timeout=READY_SECONDS, answer=None):
+        """A make target in the clone, in a session of its own (killed whole if it overruns);
+        returns (exit status, what it printed)."""
+        process = subprocess.Popen(self.make(target, *extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            printed, _ = process.communicate(answer, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            printed, _ = process.communicate()
+            raise AssertionError(f"make {target} did not end in {timeout} s:\n{printed[-4000:]}") from None
+        return process.returncode, printed
+
     def start(self):
-        """Start make hub and wait for the banner it prints once the hub answers."""
-        self.process = subprocess.Popen(self.make("hub"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True, start_new_session=True)
-        printed = queue.Queue()
-        threading.Thread(target=lambda: [printed.put(line) for line in self.process.stdout] + [printed.put(None)],
-                         daemon=True).start()
-        deadline = time.monotonic() + READY_SECONDS
-        while True:
-            try:
-                line = printed.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"make hub printed no banner in {READY_SECONDS} s:\n"
-                                     + "\n".join(self.lines[-40:])) from None
-            if line is None:
-                raise AssertionError("make hub ended before it was ready:\n" + "\n".join(self.lines[-60:]))
-            self.lines.append(line.rstrip("\n"))
-            if line.lstrip().startswith("Stop:"):
-                return
+        """make hub (which returns once the hub answers) with the banner it prints. Students may
+        read answers elsewhere on this machine (other clones of the workbook's developers): the
+        refusal itself is test_make_hub_checks_everything_before_changing_anything's."""
+        status, printed = self.run("hub", "ACCEPT_READABLE=all")
+        self.lines = printed.splitlines()
+        assert status == 0 and any(line.lstrip().startswith("Stop:") for line in self.lines), printed[-6000:]
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        if (self.dir / "state" / "settings.json").exists():
+            self.run("hub-stop", timeout=300)
 
     def url(self, path=""):
         return f"http://127.0.0.1:{self.port}{path}"
@@ -123,7 +134,9 @@ class Hub:
 
 
 @pytest.fixture(scope="module")
-def hub():
+def course():
+    """The temporary clone, roster and folders, before any make hub; at the end, whatever was
+    made is stopped and removed (make hub-teardown's own test removes it first when it runs)."""
     if os.geteuid() != 0:
         pytest.skip("make test-hub needs root: make hub makes a system account per student and "
                     "JupyterHub starts each server as its account (docs/hub.md, 'Without root')")
@@ -134,15 +147,13 @@ def hub():
     os.chmod(scratch, 0o755)
     hub = Hub(scratch)
     hub.tree.mkdir()
-    copy_tree(hub.tree)
+    copy_tree(hub.tree, venv="own")
     hub.homes.mkdir()
     hub.roster.write_text("username,display name\n" + "".join(f"{n},{d}\n" for n, d in STUDENTS.items()))
     shutil.rmtree(SHOTS, ignore_errors=True)
     SHOTS.mkdir(parents=True)
     hub.chapters = None
     try:
-        hub.start()
-        hub.chapters = every_chapter(hub)
         yield hub
     finally:
         if hub.chapters and hub.chapters[0].poll() is None:
@@ -150,7 +161,15 @@ def hub():
         hub.stop()
         for name in names:
             accounts.remove_account(name)
+        environment.profile_path(hub.dir / "env").unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hub(course):
+    course.start()
+    course.chapters = every_chapter(course)
+    return course
 
 
 @pytest.fixture(scope="module")
@@ -235,6 +254,40 @@ def exercises():
 
 # ------------------------------------------------------------------------------- the course
 
+def test_make_hub_checks_everything_before_changing_anything(course):
+    """Four problems at once, each named in one sentence, and nothing made: no account, no
+    HUB_DIR, the clone left as it was."""
+    closed = course.scratch / "closed"
+    closed.mkdir(mode=0o700)
+    answers_file = course.scratch / "someone-elses-clone" / "workbook" / "teaching" / "exercises" / "answers.json"
+    answers_file.parent.mkdir(parents=True)
+    answers_file.write_text("{}")
+    for folder in answers_file.relative_to(course.scratch).parents:
+        os.chmod(course.scratch / folder, 0o755)
+    roster = course.scratch / "bad-roster.csv"
+    roster.write_text("username,display name\nhubtest-ada,Ada\nAda Lovelace\n")
+    mode = os.stat(course.tree).st_mode
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, printed = course.run("hub", f"HUB_DIR={closed / 'srv'}", f"ROSTER={roster}", f"HUB_PORT={port}")
+    said = [line for line in printed.splitlines() if line.startswith("make hub: ")]
+    assert status != 0 and "Traceback" not in printed, printed[-4000:]
+    expected = [[f"HUB_DIR {closed / 'srv'} is under {closed}, which other accounts cannot enter"],
+                ["bad-roster.csv, line 3: username 'Ada Lovelace' is not a portable Unix name"],
+                [f"HUB_PORT {port} is taken by another program"],
+                ["can read worked answers in ", f"{course.scratch / 'someone-elses-clone'}",
+                 "ACCEPT_READABLE="],
+                ["nothing was changed."]]
+    for parts in expected:
+        assert [line for line in said if all(part in line for part in parts)], (parts, printed[-4000:])
+    assert len(said) == len(expected), said  # one line each, nothing else
+    for name in [INSTRUCTOR, *STUDENTS]:
+        assert accounts.account(name) is None
+    assert not (closed / "srv").exists() and os.stat(course.tree).st_mode == mode
+
+
 def test_make_hub_prints_the_url_and_how_to_log_in(hub):
     printed = "\n".join(hub.lines)
     assert f"URL:        http://localhost:{hub.port}/" in printed
@@ -242,6 +295,13 @@ def test_make_hub_prints_the_url_and_how_to_log_in(hub):
     assert f"Formgrader: http://localhost:{hub.port}/user/{INSTRUCTOR}/formgrader" in printed
     assert "make grade SUBMISSION=" in printed and "[CHAPTERS=01,02]" in printed
     assert f"nbgrader:   {hub.dir / 'bin' / 'nbgrader'}" in printed
+    assert f"make hub-stop HUB_DIR={hub.dir}" in printed and f"make hub-servers HUB_DIR={hub.dir}" in printed
+    # ACCEPT_READABLE=all: it did not look for readable answers, and says so
+    assert "Did not look for worked answers students could read: ACCEPT_READABLE=all" in printed
+    # the course's own settings on every server, and the login shell's PATH for its terminals
+    server = json.loads((hub.dir / "env" / "etc" / "jupyter" / "jupyter_server_config.d" / "workbook.json").read_text())
+    assert server == environment.SERVER_SETTINGS
+    assert f"PATH={hub.dir / 'env'}/bin:$PATH" in environment.profile_path(hub.dir / "env").read_text()
     for name in [INSTRUCTOR, *STUDENTS]:
         entry = pwd.getpwnam(name)
         assert entry.pw_dir.startswith(str(hub.homes)) and os.stat(entry.pw_dir).st_mode & 0o777 == 0o700
@@ -305,12 +365,17 @@ def test_the_instructor_releases_chapter_one_from_the_formgrader(hub, people):
     log_in(page, hub, INSTRUCTOR, hub.passwords()[INSTRUCTOR])
     lab_is_open(page)
     row = formgrader_row(page, hub, CHAPTER)
+    # make hub-feedback hands feedback back: the formgrader's own feedback columns are hidden
+    expect(page.locator("th", has_text="Generate Feedback")).to_be_hidden(timeout=WAIT)
+    expect(page.locator("th", has_text="Release Feedback")).to_be_hidden(timeout=WAIT)
+    expect(row.locator("td.generate-feedback")).to_be_hidden(timeout=WAIT)
+    expect(row.locator("td.collect")).to_be_visible(timeout=WAIT)
     shot(page, "03-formgrader")
     row.locator("td.assign a").click()  # Generate: nbgrader generate_assignment
     dismiss(page, f"Successfully created the student version of '{CHAPTER}'", "04-generated")
     row.locator("td.release a").click()  # Release: nbgrader release_assignment
     dismiss(page, f"Successfully released '{CHAPTER}'", "04-released")
-    assert (hub.dir / "exchange" / "agent-memory-workbook" / "outbound" / CHAPTER / f"{CHAPTER}.ipynb").is_file()
+    assert (hub.dir / "exchange" / "agent-memory-workbook" / "outbound" / CHAPTER / HAND_IN).is_file()
 
 
 def answer_cells(name):
@@ -334,12 +399,19 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         fetched = page.locator("#fetched_assignments_list > .list_item", has_text=CHAPTER)
         fetched.wait_for(timeout=WAIT)
         shot(page, f"05-fetched-{name}")
-        notebook = hub.home(name) / CHAPTER / f"{CHAPTER}.ipynb"
+        notebook = hub.home(name) / CHAPTER / HAND_IN
         assert notebook.is_file()
         # it opens on its title and on which copy it is, not on a stray `#| default_exp` cell
-        first = nbformat.read(notebook, as_version=4).cells[0]
-        assert first.cell_type == "markdown" and "This is the copy you hand in" in first.source
-        page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{CHAPTER}.ipynb"))
+        cells = nbformat.read(notebook, as_version=4).cells
+        assert cells[0].cell_type == "markdown" and "This is the copy you hand in" in cells[0].source
+        assert "Fetch Feedback" in cells[0].source and "judged when graded" in cells[0].source
+        # the same stub as in the practice copy, not nbgrader's `raise NotImplementedError()`
+        practice = {c.get("id"): c.source for c in nbformat.read(hub.home(name) / "workbook" / f"{CHAPTER}.ipynb",
+                                                                  as_version=4).cells}
+        for exercise in found.values():
+            stub = next(c.source for c in cells if c.get("id") == exercise.answer_id)
+            assert stub == practice[exercise.answer_id] and "NotImplementedError" not in stub
+        page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{HAND_IN}"))
         lab_is_open(page)
         for number, source in answer_cells(name).items():
             set_cell(page, notebook, found[number].answer_id, source)
@@ -361,9 +433,9 @@ def test_a_student_cannot_submit_in_another_students_name(hub):
     inbound = hub.dir / "exchange" / "agent-memory-workbook" / "inbound"
     later = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime(
         "%Y-%m-%d %H:%M:%S.%f UTC")
-    source = hub.home(INSTRUCTOR) / "course" / "source" / CHAPTER / f"{CHAPTER}.ipynb"
-    forge = {GRACE: f'cp ~/{CHAPTER}/{CHAPTER}.ipynb "$d/"',
-             ALAN: f'ln -s {source} "$d/{CHAPTER}.ipynb"'}
+    source = hub.home(INSTRUCTOR) / "course" / "source" / CHAPTER / HAND_IN
+    forge = {GRACE: f'cp ~/{CHAPTER}/{HAND_IN} "$d/"',
+             ALAN: f'ln -s {source} "$d/{HAND_IN}"'}
     for name, victim in ((GRACE, ADA), (ALAN, ALAN)):
         script = (f'd="{inbound}/{victim}+{CHAPTER}+{later}+forged00" && mkdir "$d" && {forge[name]} && '
                   f'echo "{later}" > "$d/timestamp.txt"')
@@ -378,7 +450,7 @@ def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hu
     dialog = page.locator(".modal-dialog:visible")
     # the formgrader shows collect's log: each forgery named, neither collected
     expect(dialog).to_contain_text(f"Skipped: {GRACE} made a submission in {ADA}'s name", timeout=SPAWN)
-    expect(dialog).to_contain_text(f"Skipped: {ALAN}'s submission holds {CHAPTER}.ipynb, a link", timeout=WAIT)
+    expect(dialog).to_contain_text(f"Skipped: {ALAN}'s submission holds {HAND_IN}, a link", timeout=WAIT)
     dismiss(page, "Successfully collected", "08-collected")
     expect(formgrader_row(page, hub, CHAPTER).locator("td.num-submissions")).to_have_text("3", timeout=WAIT)
     course = hub.home(INSTRUCTOR) / "course"
@@ -397,6 +469,16 @@ def test_the_instructor_collects_grades_with_make_grade_and_releases_feedback(hu
                               timeout=300)
     assert released.returncode == 0, released.stdout + released.stderr
     assert "3 pages for 3 students" in released.stdout
+
+
+def test_the_instructors_terminal_runs_the_courses_nbgrader(hub, people):
+    page = people(INSTRUCTOR)
+    open_terminal(page, hub, INSTRUCTOR)
+    shell = typed(page, SHELL.format(command="nbgrader", run="nbgrader list"), hub.home(INSTRUCTOR) / "shell.txt",
+                  "shell-done", seconds=180)
+    shot(page, "09-instructors-terminal")
+    assert shell[:2] == ["login-shell", f"{hub.dir}/env/bin/nbgrader"], shell
+    assert [line for line in shell if "agent-memory-workbook" in line and CHAPTER in line], shell
 
 
 def test_each_student_reads_their_own_feedback_and_nobody_elses(hub, people):
@@ -427,7 +509,7 @@ def test_each_student_reads_their_own_feedback_and_nobody_elses(hub, people):
 def test_a_student_cannot_open_another_students_files_by_url(hub, people):
     page = people(ADA)
     for path in [f"/user/{GRACE}/lab/tree/workbook/{CHAPTER}.ipynb", f"/user/{GRACE}/api/contents/workbook",
-                 f"/user/{GRACE}/files/{CHAPTER}/{CHAPTER}.ipynb", f"/user/{INSTRUCTOR}/formgrader",
+                 f"/user/{GRACE}/files/{CHAPTER}/{HAND_IN}", f"/user/{INSTRUCTOR}/formgrader",
                  f"/user/{INSTRUCTOR}/api/contents/course/source"]:
         answer = page.request.get(hub.url(path), max_redirects=0)
         assert answer.status in (302, 403, 404) or "/hub/" in (answer.headers.get("location") or ""), path
@@ -456,15 +538,9 @@ def distinctive_lines(edition):
     return [line for line in lines if len(line) > 20]
 
 
-def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
-    grace, teacher = hub.home(GRACE), hub.home(INSTRUCTOR)
-    targets = [grace / "workbook" / f"{CHAPTER}.ipynb", grace / CHAPTER / f"{CHAPTER}.ipynb",
-               teacher / "course" / "source" / CHAPTER / f"{CHAPTER}.ipynb", teacher / accounts.PASSWORDS,
-               hub.tree / "notebooks" / f"{CHAPTER}.ipynb",
-               hub.tree / "workbook" / "teaching" / "exercises" / "answers.json", hub.dir / "state" / "jupyterhub.sqlite"]
-    probe = hub.home(ADA) / "probe.txt"
-    page = people(ADA)
-    page.goto(hub.url(f"/user/{ADA}/lab"))
+def open_terminal(page, hub, name):
+    """File > New > Terminal in the person's JupyterLab: a login shell, as JupyterLab starts it."""
+    page.goto(hub.url(f"/user/{name}/lab"))
     page.locator(".lm-MenuBar-item", has_text=re.compile("^File$")).wait_for(timeout=SPAWN)
     page.locator(".lm-MenuBar-item", has_text=re.compile("^File$")).click()
     page.locator(".lm-Menu-item[data-type='submenu']", has_text="New").hover()
@@ -472,18 +548,42 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     terminal = page.locator(".jp-Terminal:visible .xterm")
     terminal.wait_for(timeout=WAIT)
     terminal.click()
-    page.keyboard.type(PROBE.format(targets=" ".join(map(str, targets)), hub=hub.dir) + "\n")
-    deadline = time.monotonic() + 60
-    while not (probe.exists() and "probe-done" in probe.read_text()):
-        assert time.monotonic() < deadline, "the terminal never wrote ~/probe.txt"
+
+
+def typed(page, command, written, last, seconds=60):
+    """Type a command line into the terminal in front, then wait until the file `written` (which
+    the command writes) ends with the line `last`; return its lines."""
+    page.keyboard.type(command + "\n")
+    deadline = time.monotonic() + seconds
+    while not (written.exists() and written.read_text().splitlines()[-1:] == [last]):
+        assert time.monotonic() < deadline, f"the terminal did not write {written} (ending {last}) in {seconds} s"
         time.sleep(0.3)
+    return written.read_text().splitlines()
+
+
+# what a terminal's login shell finds: the course's commands, first on PATH
+SHELL = ('{{ shopt -q login_shell && echo login-shell; command -v {command}; {run}; }} > ~/shell.txt 2>&1; '
+         'echo shell-done >> ~/shell.txt')
+
+
+def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
+    grace, teacher = hub.home(GRACE), hub.home(INSTRUCTOR)
+    targets = [grace / "workbook" / f"{CHAPTER}.ipynb", grace / CHAPTER / HAND_IN,
+               teacher / "course" / "source" / CHAPTER / HAND_IN, teacher / accounts.PASSWORDS,
+               hub.tree / "notebooks" / f"{CHAPTER}.ipynb",
+               hub.tree / "workbook" / "teaching" / "exercises" / "answers.json", hub.dir / "state" / "jupyterhub.sqlite"]
+    probe = hub.home(ADA) / "probe.txt"
+    page = people(ADA)
+    open_terminal(page, hub, ADA)
+    typed(page, PROBE.format(targets=" ".join(map(str, targets)), hub=hub.dir), probe, "probe-done")
+    # the course's python, in the login shell JupyterLab's terminal is, with the class package
+    shell = typed(page, SHELL.format(command="python", run='python -c "import workbook; print(workbook.__file__)"'),
+                  hub.home(ADA) / "shell.txt", "shell-done")
+    assert shell == ["login-shell", f"{hub.dir}/env/bin/python",
+                     f"{hub.dir}/class-package/workbook/__init__.py", "shell-done"], shell
     # for the screenshot: the findings and a refused listing, on the terminal's screen
     shown = hub.home(ADA) / "shown.txt"
-    page.keyboard.type(f"cat ~/probe.txt; ls {grace}; echo > ~/shown.txt\n")
-    deadline = time.monotonic() + 60
-    while not shown.exists():
-        assert time.monotonic() < deadline, "the terminal never ran the second command"
-        time.sleep(0.3)
+    typed(page, f"clear; cat ~/probe.txt; ls {grace}; echo shown > ~/shown.txt", shown, "shown")
     shot(page, "12-terminal")
     lines = probe.read_text().splitlines()
     assert lines == [f"DENIED {t}" for t in targets] + ["probe-done"]
@@ -499,6 +599,57 @@ def server_of(name):
     uid = pwd.getpwnam(name).pw_uid
     found = subprocess.run(["pgrep", "-u", str(uid), "-f", "jupyterhub-singleuser"], capture_output=True, text=True)
     return found.stdout.split()
+
+
+def kernels_of(name):
+    uid = pwd.getpwnam(name).pw_uid
+    found = subprocess.run(["pgrep", "-u", str(uid), "-f", "ipykernel_launcher"], capture_output=True, text=True)
+    return sorted(found.stdout.split())
+
+
+def run_cell(page, path, cell_id, source, shows):
+    """Type `source` into the cell and run it (Ctrl+Enter); wait for its output to show `shows`."""
+    set_cell(page, path, cell_id, source)
+    page.keyboard.press("Control+Enter")
+    ids = [cell.get("id") for cell in nbformat.read(path, as_version=4).cells]
+    output = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(ids.index(cell_id)) \
+        .locator(".jp-OutputArea-output")
+    expect(output).to_contain_text(shows, timeout=WAIT)
+
+
+def test_a_hub_restart_keeps_each_students_kernel_and_saves_their_edits(hub, people):
+    """The hub process dies (SIGKILL, as a crash) in the middle of a session, and make hub starts it
+    again. Meanwhile Ada's tab saves an edit, and afterwards her kernel still holds what she ran."""
+    found = exercises()
+    page = people(ADA)
+    copy = hub.home(ADA) / "workbook" / f"{CHAPTER}.ipynb"
+    page.goto(hub.url(f"/user/{ADA}/lab/tree/workbook/{CHAPTER}.ipynb"))
+    lab_is_open(page)
+    run_cell(page, copy, found["1.2"].answer_id, 'held = 4242\nprint("held", held)', "held 4242")
+    save(page)
+    server, kernels = server_of(ADA), kernels_of(ADA)
+    assert server and kernels
+    state = hub.dir / "state"
+    pid = service.hub_pid(state)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while service.alive(pid, "jupyterhub") or service.answers(hub.url("/hub/health")) == 200:
+        assert time.monotonic() < deadline, "the hub still answered 60 s after it was killed"
+        time.sleep(0.3)
+    # while the hub is down: an edit, saved from the open tab, reaches the disk
+    edit = "edited = 'while the hub was down'"
+    set_cell(page, copy, found["1.1"].answer_id, edit)
+    save(page)
+    cell = next(c for c in nbformat.read(copy, as_version=4).cells if c.get("id") == found["1.1"].answer_id)
+    assert cell.source == edit
+    shot(page, "13-saved-while-the-hub-was-down")
+    hub.start()
+    assert server_of(ADA) == server and kernels_of(ADA) == kernels
+    # the same kernel, with what it held, in the same tab; no dialog about the server
+    run_cell(page, copy, found["1.2"].answer_id, 'print("still", held)', "still 4242")
+    expect(page.locator(".jp-Dialog")).to_have_count(0, timeout=WAIT)
+    shot(page, "14-kernel-kept-across-the-restart")
+    assert "student server kept running" not in "\n".join(hub.lines)  # a crash: there was no hub to replace
 
 
 def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, people):
@@ -518,8 +669,8 @@ def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, p
     nbformat.write(notebook, source)
     setup = subprocess.run([str(hub.tree / ".venv" / "bin" / "workbook-hub"), "setup",
                             "--dir", str(hub.dir), "--homes", str(hub.homes), "--roster", str(hub.roster),
-                            "--instructor", INSTRUCTOR, "--port", str(hub.port)],
-                           capture_output=True, text=True, timeout=600)
+                            "--instructor", INSTRUCTOR, "--port", str(hub.port), "--accept-readable", "all"],
+                           cwd=hub.tree, capture_output=True, text=True, timeout=600)  # the clone it runs in
     assert setup.returncode == 0, setup.stdout + setup.stderr
     page.goto(hub.url("/hub/home"))
     page.locator("#stop").click()
@@ -528,13 +679,13 @@ def test_the_learners_copy_survives_a_restart_and_takes_a_changed_chapter(hub, p
     while server_of(ADA):  # the hub says stopped once the process is gone; wait for the process
         assert time.monotonic() < deadline, "the student's server outlived Stop My Server"
         time.sleep(0.3)
-    shot(page, "13-server-stopped")
+    shot(page, "15-server-stopped")
     page.goto(hub.url("/hub/spawn"))  # what Start My Server links to
     lab_is_open(page)
     page.goto(hub.url(f"/user/{ADA}/lab/tree/workbook/{CHAPTER}.ipynb"))
     lab_is_open(page)
     expect(page.locator(".jp-NotebookPanel:visible")).to_contain_text("A sentence the author added", timeout=WAIT)
-    shot(page, "14-after-restart-and-update")
+    shot(page, "16-after-restart-and-update")
     cell = next(c for c in nbformat.read(copy, as_version=4).cells if c.get("id") == found["1.1"].answer_id)
     assert cell.source == mine.rstrip("\n") or cell.source == mine
     assert list((copy.parent / "earlier-versions").glob(f"{CHAPTER}.*.ipynb"))
@@ -575,3 +726,27 @@ def test_every_chapter_runs_in_a_students_kernel(hub):
         for cell in nbformat.read(path, as_version=4).cells:
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
             assert not errors, (path.name, cell.get("id"), errors[0].get("ename"))
+
+
+def test_make_hub_teardown_ends_the_term(hub):
+    """After every other test: make hub-teardown lists what it removes and asks; anything but yes
+    removes nothing; yes keeps the gradebook in KEEP, then removes every account, home, HUB_DIR and
+    the terminals' PATH snippet, and leaves nothing of the course running."""
+    kept = hub.scratch / "kept-course"
+    homes = {name: hub.home(name) for name in [INSTRUCTOR, *STUDENTS]}
+    profile = environment.profile_path(hub.dir / "env")
+    status, printed = hub.run("hub-teardown", f"KEEP={kept}", timeout=300, answer="no\n")
+    assert status != 0 and "Nothing removed." in printed, printed
+    for name, home in homes.items():
+        assert f"{name} ({home})" in printed and accounts.account(name)
+    assert str(hub.dir) in printed and str(profile) in printed and f"copied to {kept}" in printed
+    assert hub.dir.exists() and not kept.exists()
+    status, printed = hub.run("hub-teardown", f"KEEP={kept}", timeout=300, answer="yes\n")
+    assert status == 0, printed
+    assert (kept / "gradebook.db").is_file() and (kept / "submitted" / ADA).is_dir()
+    assert os.stat(kept).st_mode & 0o077 == 0
+    for name, home in homes.items():
+        assert accounts.account(name) is None and not home.exists()
+    assert not hub.dir.exists() and not profile.exists()
+    leftover = subprocess.run(["pgrep", "-f", str(hub.dir)], capture_output=True, text=True).stdout.split()
+    assert leftover == []

@@ -15,7 +15,9 @@ def free_port():
 
 def copy_tree(target, venv=True):
     """The working tree as git sees it (committed or not, ignored files left out) in `target`,
-    as a fresh clone would have it; `venv` links our .venv and uv into it."""
+    as a fresh clone would have it. venv=True links our .venv and uv into it; venv="own" links
+    only uv, so that the copy's first make target builds a .venv of its own (about 15 s), whose
+    editable install is the copy: the course package make hub runs is then the copy's, not ours."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
                             capture_output=True, text=True, check=True).stdout.split("\0")
     for name in filter(None, listed):
@@ -23,8 +25,8 @@ def copy_tree(target, venv=True):
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
-    if venv:
+    if venv is True:
         (target / ".venv").symlink_to(ROOT / ".venv")
-        if (ROOT / "build" / "uv").exists():
-            (target / "build").mkdir(exist_ok=True)
-            (target / "build" / "uv").symlink_to(ROOT / "build" / "uv")
+    if venv and (ROOT / "build" / "uv").exists():
+        (target / "build").mkdir(exist_ok=True)
+        (target / "build" / "uv").symlink_to(ROOT / "build" / "uv")
