@@ -124,30 +124,31 @@ def measure(backend, target, writers, increments, own_keys, reads_only):
 
 
 def run(quick=False, log=print):
-    from workbook import postgres
+    from workbook import postgres, postgres_install
+    from workbook.teaching.postgres_server import workbook_server
     plan = QUICK if quick else FULL
     started = time.perf_counter()
     rows = []
-    with tempfile.TemporaryDirectory() as folder, postgres.workbook_server() as server:
+    with tempfile.TemporaryDirectory() as folder, workbook_server() as server:
         admin = postgres.psycopg.connect(server.conninfo(), autocommit=True)
         role = f"bench_{os.getpid()}"
-        password = postgres.create_role(admin, role)
+        password = postgres_install.create_role(admin, role)
         for number, (name, (writers, increments, own_keys, reads)) in enumerate(plan.items()):
             log(f"{name} ...")
             schema = f"bench_{os.getpid()}_{number}"
-            postgres.install(admin, schema, role)
+            postgres_install.install(admin, schema, role)
             url = server.conninfo(role, password=password, options=f"-c search_path={schema}")
             lite = measure("sqlite", str(Path(folder) / f"{number}.db"), writers, increments,
                            own_keys, reads)
             served = measure("postgres", url, writers, increments, own_keys, reads)
-            postgres.uninstall(admin, schema)
+            postgres_install.uninstall(admin, schema)
             rows.append({"workload": name, "processes": writers, "operations each": increments,
                          "SQLite per second": lite["per second"],
                          "PostgreSQL per second": served["per second"],
                          "PostgreSQL / SQLite": served["per second"] / lite["per second"],
                          "SQLite conflicts": lite["conflicts"], "SQLite busy": lite["busy"],
                          "PostgreSQL conflicts": served["conflicts"]})
-        postgres.drop_role(admin, role)
+        postgres_install.drop_role(admin, role)
         version = admin.execute("SHOW server_version").fetchone()[0]
         admin.close()
     return {"quick": quick, "workloads": rows, "environment": {

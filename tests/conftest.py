@@ -93,7 +93,7 @@ def backend(request):
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from workbook.postgres import workbook_server
+    from workbook.teaching.postgres_server import workbook_server
     with workbook_server(backends.TEST_SERVER_SETTINGS) as server:
         yield server
 

@@ -7,6 +7,7 @@ Modules:
 - `workbook.teaching.exercises.postgres`: Appendix exercises (PostgreSQL): lock what you change, write a tenant policy, retry a lost race.
 - `workbook.teaching.explorer`: Step through an observed run: what ``get`` returns beside what ``records`` holds.
 - `workbook.teaching.figures`: A figure with its text alternative: the picture, a short ``alt`` and the full description.
+- `workbook.teaching.postgres_server`: A throwaway PostgreSQL server for the appendices, the exercises, the tests and the benchmark.
 - `workbook.teaching.timeline.description`: The timeline in words: what a reader who cannot see the picture needs from it."""
 
 __version__ = "0.1.0"

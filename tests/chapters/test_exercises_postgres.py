@@ -95,7 +95,7 @@ def test_the_checks_still_answer_after_the_pages_server_is_gone(postgres_server)
     """Run All ends by stopping the page's server; a learner who then scrolls back to an
     exercise still gets a verdict, from a server the checks start for themselves."""
     from workbook.teaching.exercises import postgres as exercises
-    from workbook.postgres import TemporaryServer
+    from workbook.teaching.postgres_server import TemporaryServer
     with TemporaryServer() as gone:
         practise_on(gone)
     try:

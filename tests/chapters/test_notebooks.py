@@ -7,14 +7,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-APPENDICES = [ROOT / "notebooks" / "appendix-costs.ipynb", ROOT / "notebooks" / "appendix-postgres.ipynb"]
+APPENDICES = [ROOT / "notebooks" / name for name in (
+    "appendix-costs.ipynb", "appendix-postgres.ipynb", "appendix-postgres-operations.ipynb")]
 NOTEBOOKS = CHAPTERS + APPENDICES
 VOLATILE = re.compile(r"/(tmp|root|home|work|Users)/|0x[0-9a-f]{6,}|\d{4}-\d\d-\d\dT\d\d:\d\d"
                       r"|\d+(\.\d+)? ?(ms|seconds|µs)\b")
 PICTURE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
 
 
-def test_six_chapters_and_two_appendices():
+def test_six_chapters_and_three_appendices():
     assert [p.name[:3] for p in CHAPTERS] == ["01-", "02-", "03-", "04-", "05-", "06-"]
     assert sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")) == sorted(
         p.name for p in NOTEBOOKS)

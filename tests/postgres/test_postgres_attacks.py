@@ -25,7 +25,8 @@ import pytest
 
 from backends import TEST_SERVER_SETTINGS
 from test_postgres_role import store  # noqa: F401  (backend, API connection, raw role, schema)
-from workbook import postgres
+from workbook import postgres, postgres_install
+from workbook.teaching import postgres_server
 from workbook.validation import payload
 
 psycopg = postgres.psycopg
@@ -51,7 +52,7 @@ def role_default(postgres_backend):
     for name in names:
         backend.admin.execute(sql.SQL("ALTER ROLE {} RESET {}").format(
             sql.Identifier(backend.role), sql.Identifier(name)))
-    assert postgres.create_role(backend.admin, backend.role) is None     # the same password
+    assert postgres_install.create_role(backend.admin, backend.role) is None     # the same password
     raw.close()
 
 
@@ -206,16 +207,16 @@ def test_a_sessions_read_only_default_gives_server_unavailable_and_writes_nothin
 @pytest.mark.parametrize("where", ["role default", "session"])
 def test_acknowledged_writes_survive_a_server_crash_whatever_synchronous_commit_says(where):
     """The attacker's a09: 200 puts with synchronous_commit off, SIGKILL, restart."""
-    server = postgres.TemporaryServer(TEST_SERVER_SETTINGS)
+    server = postgres_server.TemporaryServer(TEST_SERVER_SETTINGS)
     with server:
         admin = psycopg.connect(server.conninfo(), autocommit=True)
-        password = postgres.create_role(admin)
-        postgres.install(admin, "crash")
-        url = server.conninfo(postgres.STORE_ROLE, password=password,
+        password = postgres_install.create_role(admin)
+        postgres_install.install(admin, "crash")
+        url = server.conninfo(postgres_install.STORE_ROLE, password=password,
                               options="-c search_path=crash")
         if where == "role default":
             with psycopg.connect(url, autocommit=True) as raw:
-                raw.execute(f"ALTER ROLE {postgres.STORE_ROLE} SET synchronous_commit = off")
+                raw.execute(f"ALTER ROLE {postgres_install.STORE_ROLE} SET synchronous_commit = off")
         admin.close()
         db = postgres.connect(url)
         if where == "session":
@@ -409,10 +410,10 @@ def test_the_role_may_open_at_most_its_connection_limit(store):
     opened = []
     try:
         with pytest.raises(psycopg.OperationalError, match="too many connections for role"):
-            for _ in range(postgres.CONNECTION_LIMIT + 1):
+            for _ in range(postgres_install.CONNECTION_LIMIT + 1):
                 opened.append(psycopg.connect(backend.conninfo(schema)))
         assert backend.admin.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s",
-                                     (backend.role,)).fetchone() == (postgres.CONNECTION_LIMIT,)
+                                     (backend.role,)).fetchone() == (postgres_install.CONNECTION_LIMIT,)
     finally:
         for connection in opened:
             connection.close()

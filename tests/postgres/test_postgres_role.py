@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from workbook import postgres
+from workbook import postgres, postgres_install
 from workbook.validation import payload
 
 psycopg = postgres.psycopg
@@ -33,6 +33,22 @@ def store(postgres_backend):
     db.close()
 
 
+@pytest.fixture
+def shared_database(postgres_backend):
+    """The store's role with TEMPORARY on the database and the advisory-lock functions, granted
+    by name, as on a database shared with other roles, where nobody ran withhold_from_public:
+    the store must hold there too."""
+    backend, sql = postgres_backend, postgres.sql
+    rights = [sql.SQL("TEMPORARY ON DATABASE {}").format(sql.Identifier(backend.admin.info.dbname)),
+              sql.SQL("EXECUTE ON FUNCTION pg_advisory_lock(bigint)")]
+    for right in rights:
+        backend.admin.execute(sql.SQL("GRANT {} TO {}").format(right, sql.Identifier(backend.role)))
+    yield
+    for right in rights:
+        backend.admin.execute(sql.SQL("REVOKE {} FROM {}").format(right,
+                                                                  sql.Identifier(backend.role)))
+
+
 def refused(raw, statement, error=DENIED):
     with pytest.raises(error):
         raw.execute(statement)
@@ -44,7 +60,7 @@ def put_fact(backend, db, tenant="orchard", key="a", expected=None, now=100):
 
 # --- the role's own connection ----------------------------------------------------------
 
-def test_temporary_tables_of_the_same_names_change_nothing(store):
+def test_temporary_tables_of_the_same_names_change_nothing(store, shared_database):
     backend, db, raw, schema = store
     first = put_fact(backend, db)
     for name in ("sequence", "records"):    # pg_temp comes first on an unpinned search_path
@@ -64,7 +80,7 @@ def test_temporary_tables_of_the_same_names_change_nothing(store):
 
 def test_the_role_has_no_rights_on_the_tables(store):
     backend, db, raw, schema = store
-    tables = postgres.tables_of(schema)
+    tables = postgres_install.tables_of(schema)
     revision = put_fact(backend, db)
     for statement in (f"SELECT * FROM {tables}.records", f"SELECT * FROM {tables}.sequence",
                       f"UPDATE {tables}.sequence SET value = 9223372036854775807",
@@ -96,7 +112,7 @@ def test_the_role_has_no_rights_on_the_tables(store):
     assert backend.physical_rows(db)[0][3] == revision == backend.counter(db)
 
 
-def test_shadowing_operators_and_functions_in_pg_temp_change_nothing(store):
+def test_shadowing_operators_and_functions_in_pg_temp_change_nothing(store, shared_database):
     backend, db, raw, schema = store
     put_fact(backend, db)
     put_fact(backend, db, tenant="harbour")
@@ -186,7 +202,7 @@ def test_a_session_can_read_another_tenant_only_by_naming_it(store):
 def test_row_level_security_binds_the_functions_themselves(store):
     """Defence in depth: the definer, as which the functions run, sees no tenant unset."""
     backend, db, raw, schema = store
-    tables = postgres.tables_of(schema)
+    tables = postgres_install.tables_of(schema)
     put_fact(backend, db)
     with backend.admin.transaction(force_rollback=True):
         backend.admin.execute(f"SET LOCAL ROLE {backend.role}_definer")
@@ -195,7 +211,7 @@ def test_row_level_security_binds_the_functions_themselves(store):
         assert backend.admin.execute(f"DELETE FROM {tables}.records").rowcount == 0
 
 
-def test_advisory_locks_listen_and_prepared_statements_do_not_reach_the_store(store):
+def test_advisory_locks_listen_and_prepared_statements_do_not_reach_the_store(store, shared_database):
     backend, db, raw, schema = store
     raw.execute("SELECT pg_advisory_lock(1), pg_advisory_lock(0)")
     raw.execute("LISTEN records")
@@ -283,7 +299,7 @@ def test_a_call_inside_the_callers_transaction_fails_loudly(store, call):
 
 def test_a_connection_in_use_by_one_thread_refuses_a_second(store):
     backend, db, raw, schema = store
-    tables = postgres.tables_of(schema)
+    tables = postgres_install.tables_of(schema)
     revision = put_fact(backend, db)
     admin = backend.admin
     with admin.transaction():
@@ -353,7 +369,7 @@ def test_a_lost_connection_raises_server_unavailable_with_what_to_do(store):
         postgres.connect("host=/nonexistent-folder dbname=postgres")
 
 
-def test_a_pooled_connection_carries_nothing_into_the_next_checkout(store):
+def test_a_pooled_connection_carries_nothing_into_the_next_checkout(store, shared_database):
     """The recipe the appendix teaches: psycopg_pool with the store's configure and reset."""
     from psycopg_pool import ConnectionPool
     backend, db, raw, schema = store
@@ -408,7 +424,7 @@ def test_connect_refuses_a_role_that_could_get_around_the_functions(store, grant
         url = backend.server.conninfo(login, options=f"-c search_path={schema}")
         postgres.connect(url).close()           # as it is, the role is fine
         admin.execute(grant.format(login=login, role=backend.role, schema=schema,
-                                   tables=postgres.tables_of(schema)))
+                                   tables=postgres_install.tables_of(schema)))
         with pytest.raises(ValueError, match="connect as the role create_role made"):
             postgres.connect(url)
     finally:

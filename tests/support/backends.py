@@ -104,16 +104,25 @@ class PostgresBackend(Backend):
     name = "postgres"
 
     def __init__(self, server, prefix="store", share=10):
-        from workbook import postgres
+        from workbook import postgres, postgres_install
         super().__init__(postgres)
+        self.install = postgres_install
         self.server, self.prefix, self.share = server, prefix, share
         self.admin = postgres.psycopg.connect(server.conninfo(), autocommit=True)
         self.role = f"{prefix}_role"
-        self.password = postgres.create_role(self.admin, self.role)
+        self.password = postgres_install.create_role(self.admin, self.role)
+        if self.owns_server():
+            # What a database that holds only stores should withhold from every role; on
+            # WORKBOOK_POSTGRES_URL's server that is its administrator's decision.
+            postgres_install.withhold_from_public(self.admin)
         self.numbers = itertools.count(1)
         self.named = {}                         # path -> schema, for stores opened by path
         self.schemas = weakref.WeakKeyDictionary()
         self.installed = []
+
+    def owns_server(self):
+        """Whether the server is a temporary one of this run's own (one that can be killed)."""
+        return hasattr(self.server, "kill")
 
     def size(self, count):
         """A PostgreSQL run's share of a count: each call is a round trip to the server."""
@@ -121,7 +130,7 @@ class PostgresBackend(Backend):
 
     def new_schema(self):
         schema = f"{self.prefix}_{next(self.numbers)}"
-        self.store.install(self.admin, schema, self.role)
+        self.install.install(self.admin, schema, self.role)
         self.installed.append(schema)
         return schema
 
@@ -146,7 +155,7 @@ class PostgresBackend(Backend):
         """Run `statement` as the tables' owner in `db`'s store; {records} and {sequence}
         in it stand for that store's tables (in its schema's tables_of)."""
         sql = self.store.sql
-        schema = sql.Identifier(self.store.tables_of(self.schemas[db]))
+        schema = sql.Identifier(self.install.tables_of(self.schemas[db]))
         query = sql.SQL(statement).format(records=sql.SQL("{}.records").format(schema),
                                           sequence=sql.SQL("{}.sequence").format(schema))
         return self.admin.execute(query, arguments or None)
@@ -196,12 +205,12 @@ class PostgresBackend(Backend):
 
     def close(self):
         """Drop what this run made on the server; a temporary server goes whole instead."""
-        if isinstance(self.server, self.store.TemporaryServer):
+        if self.owns_server():
             self.admin.close()
             return
         for schema in self.installed:
-            self.store.uninstall(self.admin, schema)
-        self.store.drop_role(self.admin, self.role)
+            self.install.uninstall(self.admin, schema)
+        self.install.drop_role(self.admin, self.role)
         self.admin.close()
 
 

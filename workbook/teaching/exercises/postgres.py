@@ -34,11 +34,12 @@ def answering(server):
 def the_server():
     """The page's server while it answers, else one of the checks' own (started once)."""
     from workbook import postgres
+    from workbook.teaching import postgres_server
     given = SERVER.get("given")
     if given is not None and answering(given):
         return given
     if "own" not in SERVER:
-        started = postgres.workbook_server()
+        started = postgres_server.workbook_server()
         try:
             SERVER["own"] = started.__enter__()
         except postgres.ServerUnavailable as why:
@@ -55,18 +56,18 @@ def owner_connection(server):
 
 def drop(owner, schema):
     """Remove a check's schema, and its role, which owns nothing once the schema is gone."""
-    from workbook import postgres
-    postgres.uninstall(owner, schema)
-    postgres.drop_role(owner, ROLE)
+    from workbook import postgres_install
+    postgres_install.uninstall(owner, schema)
+    postgres_install.drop_role(owner, ROLE)
 
 
 def scratch(schema):
     """(owner connection, a function opening more connections in the schema, cleanup)."""
-    from workbook import postgres
+    from workbook import postgres, postgres_install
     server = the_server()
     owner = owner_connection(server)
     drop(owner, schema)
-    postgres.create_schema(owner, schema)
+    postgres_install.create_schema(owner, schema)
     owner.execute(postgres.sql.SQL("SET search_path TO {}").format(postgres.sql.Identifier(schema)))
 
     def another(role=None, password=None):
@@ -157,7 +158,7 @@ def check_next_ticket(next_ticket):
 # --- A.2: a policy of your own ----------------------------------------------------------
 
 def check_policy(policy):
-    from workbook import postgres
+    from workbook import postgres, postgres_install
     psycopg = postgres.psycopg
     if not isinstance(policy, str) or not policy.strip().upper().startswith("CREATE POLICY"):
         raise NotYet("write policy as a str holding one CREATE POLICY statement for notes.")
@@ -171,7 +172,7 @@ def check_policy(policy):
             owner.execute(policy)
         except psycopg.Error as error:
             raise NotYet(f"the server refused your statement: {error.diag.message_primary}.")
-        password = postgres.create_role(owner, ROLE)
+        password = postgres_install.create_role(owner, ROLE)
         owner.execute(postgres.sql.SQL("GRANT USAGE ON SCHEMA exercise_notes TO {}").format(
             postgres.sql.Identifier(ROLE)))
         owner.execute(postgres.sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON notes TO {}").format(
@@ -223,14 +224,14 @@ def check_policy(policy):
 # --- A.3: retry a lost race ----------------------------------------------------------
 
 def check_add_item(add_item):
-    from workbook import postgres
+    from workbook import postgres, postgres_install
     if not callable(add_item):
         raise NotYet("write a function add_item(store, db, item, now).")
     server = the_server()
     owner = owner_connection(server)
     drop(owner, "exercise_race")
-    password = postgres.create_role(owner, ROLE)
-    postgres.install(owner, "exercise_race", ROLE)
+    password = postgres_install.create_role(owner, ROLE)
+    postgres_install.install(owner, "exercise_race", ROLE)
     url = server.conninfo(ROLE, password=password, options="-c search_path=exercise_race")
     db, rival = postgres.connect(url), postgres.connect(url)
     start = {"schema": 1, "step": 0, "items": []}
