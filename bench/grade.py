@@ -24,9 +24,7 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time

@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import sqlite3
-import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path

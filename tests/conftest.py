@@ -1,16 +1,14 @@
 import collections
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 import backends
-import quoted
 from soak import SOAK
 
 # Hypothesis draws the same examples on every run (as its own "ci" profile does), so that the
-# counts the README quotes are the counts every make test finds; make soak draws new ones.
+# counts every make test prints at its end are the same from run to run; make soak draws new ones.
 settings.register_profile("workbook", derandomize=not SOAK, print_blob=True)
 settings.load_profile("workbook")
 
@@ -22,8 +20,7 @@ def without_local_constants():
     non-test modules are imported when a test runs. Which those are depends on what else the
     same xdist worker ran before (a chapter's exercises, a broken copy loaded from a temporary
     folder), and every string edited in the package would change them, so the same
-    derandomized test tried different examples from run to run and the README's counts went
-    stale. The examples now depend on the tests' own strategies alone, which name the hostile
+    derandomized test tried different examples from run to run and its counts moved. The examples now depend on the tests' own strategies alone, which name the hostile
     values they mean.
     """
     from hypothesis.internal.conjecture import providers
@@ -47,20 +44,10 @@ def figures():
     return FIGURES
 
 
-# The README's reliability figures that this run contradicts (tests/support/quoted.py): checked only
-# when the session ran all of tests/ unfiltered and unscaled, the run those figures describe.
-STALE = []
-
-
 def pytest_sessionfinish(session):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["figures"] = dict(FIGURES)
-    elif (not SOAK and not session.config.option.collectonly and session.exitstatus == 0
-          and quoted.whole_run(session.config)):
-        STALE.extend(quoted.stale_reliability(FIGURES))
-        if STALE:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -73,10 +60,6 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("reliability figures" + (" (soak)" if SOAK else ""))
         for name, value in sorted(FIGURES.items()):
             terminalreporter.write_line(f"{name}: {value:,}")
-    if STALE:
-        terminalreporter.section("stale figures in README.md", red=True)
-        for line in STALE:
-            terminalreporter.write_line(line)
 
 
 # The store's backends (tests/support/backends.py): every test that takes `backend` runs once on

@@ -34,11 +34,11 @@ from bs4 import BeautifulSoup
 from nbconvert import HTMLExporter
 
 from course import ROOT
+from course.notebook import has_solution, is_directive_cell
 TEMPLATES = Path(__file__).resolve().parent / "html_template"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 EXERCISE = re.compile(r"^\s*(Exercise [A-Z0-9]+\.\d+)\.?\s*$")
 CHECK = re.compile(r"^\s*q\d+\.(check|compare)\(.*\)\s*$")
-SOLUTION = "### BEGIN SOLUTION"
 HEADING = re.compile(r"^h[1-6]$")
 NETWORK = re.compile(r"^\s*(https?:)?//", re.I)
 
@@ -61,7 +61,7 @@ def static_outputs(nb):
     """
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
-    nb.cells = [cell for cell in nb.cells if not directives_only(cell)]
+    nb.cells = [cell for cell in nb.cells if not is_directive_cell(cell)]
     for cell in nb.cells:
         outputs = []
         for output in cell.get("outputs", []):
@@ -81,19 +81,12 @@ def static_outputs(nb):
     return nb
 
 
-def directives_only(cell):
-    """A code cell that holds nbdev directives and nothing else (``#| default_exp demo``): it
-    tells the exporter where the chapter's code goes, and tells a reader nothing."""
-    lines = [line for line in cell.source.splitlines() if line.strip()]
-    return cell.cell_type == "code" and bool(lines) and all(l.startswith("#|") for l in lines)
-
-
 def worked(cell):
     """"answer" for a cell holding a worked solution, "check" or "compare" for a call that runs
     one (q1.check(visible), q1.compare(visible)), else None."""
     if cell.cell_type != "code":
         return None
-    if SOLUTION in cell.source:
+    if has_solution(cell):
         return "answer"
     match = CHECK.match(cell.source)
     if match and cell.get("outputs"):

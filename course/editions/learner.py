@@ -1,21 +1,21 @@
 """The learner's edition of the chapters, and the learner's own copy of it (what make lab opens).
 
-    python course/editions/learner.py sync [COPY]     make or refresh the copy (default: my-workbook/)
-    python course/editions/learner.py update [COPY]   take the newer chapters, keeping the answers
-    python course/editions/learner.py edition OUT     write the learner's edition alone into OUT
-    python course/editions/learner.py sync|update COPY EDITION
-                                              the same from an edition written by `edition`
-                                              (a course hub: the students cannot read notebooks/)
+    workbook-learner sync [COPY]     make or refresh the copy (default: my-workbook/)
+    workbook-learner update [COPY]   take the newer chapters, keeping the answers
+    workbook-learner edition OUT     write the learner's edition alone into OUT
+    workbook-learner sync|update COPY EDITION
+                                     the same from an edition written by `edition` (a course
+                                     hub: the students cannot read notebooks/)
 
-The learner's edition is the source chapter with its answers taken out:
+Run from the clone's top folder (make lab and make lab-update do): the chapters are read from
+notebooks/ there, whichever clone the command was installed from.
 
-- a solution region at the top level of a cell goes, leaving the `name = ____` line before it;
-  one inside a function becomes `return ____`, so the function runs and its check says
-  "not attempted";
-- the exercise section (from its "## Exercises" heading on) and every solution cell lose their
-  stored outputs: a verdict or a printed run there could give an answer away. The teaching
-  cells before it keep theirs, so a chapter reads well before it is run, but no cell keeps an
-  execution count: the numbers the learner sees are their own run's.
+The learner's edition is the source chapter with its answers taken out, by the steps LEARNER
+lists: directive cells dropped, chapter 1 pointing to the copy's guide, solution regions blanked
+(BlankSolutions: `name = ____` at the top of a cell, `return ____` inside a function, so the
+function runs and its check says "not attempted"), and the exercise section and every answer
+cell without stored outputs (a verdict or a printed run there could give an answer away; the
+teaching cells before keep theirs, but no cell keeps an execution count).
 
 The learner's copy is a folder of their own. `sync` writes each chapter into it once and never
 overwrites it: a chapter that changed since it was copied is only reported, on the terminal and
@@ -30,16 +30,18 @@ Nothing in make test or CI reads the copy.
 """
 import hashlib
 import json
-import re
 import sys
 from pathlib import Path
 
 import nbformat
+from nbconvert.preprocessors import Preprocessor
 
-from course import ROOT
-from course.editions.answers import REGION
+from course.editions.steps import BlankSolutions, ClearOutputs, DropDirectiveCells, apply
+from course.notebook import is_answer_cell
 
-COPY = ROOT / "my-workbook"
+# Paths from the clone's top folder, where make lab and make lab-update run this.
+COPY = Path("my-workbook")
+SOURCE = Path("notebooks")
 MANIFEST = ".workbook.json"
 EDITION = ".learners-edition"  # marks a folder written by `edition`: its notebooks are taken as they are
 EARLIER = "earlier-versions"
@@ -79,52 +81,24 @@ as it is and says so: saving its tab afterwards would write your old version ove
 """
 
 
-def is_answer(cell):
-    return cell.cell_type == "code" and bool(cell.metadata.get("nbgrader", {}).get("solution"))
+class PointToGuide(Preprocessor):
+    """Chapter 1, which make lab opens, points to the file that says how the copy works."""
+
+    def preprocess(self, nb, resources):
+        if resources.get("name", "").startswith("01-"):
+            first = next(cell for cell in nb.cells if cell.cell_type == "markdown")
+            heading, rest = first.source.split("\n\n", 1)
+            first.source = f"{heading}\n\n{POINTER}\n\n{rest}"
+        return nb, resources
 
 
-def blanked(source):
-    """The source with every solution region taken out, as the learner first meets it."""
-    def replace(match):
-        indent = match.group(1)
-        return f"{indent}{STUB}\n" if indent else ""
-    return REGION.sub(replace, source + "\n").rstrip("\n")
-
-
-def exercises_start(cells):
-    for index, cell in enumerate(cells):
-        if cell.cell_type == "markdown" and re.search(r"^#+ Exercises\b", cell.source, re.M):
-            return index
-    return len(cells)
-
-
-def only_directives(cell):
-    """A code cell of nbdev directives alone (#| default_exp ...): it does nothing in a copy."""
-    lines = [line for line in cell.source.splitlines() if line.strip()]
-    return cell.cell_type == "code" and bool(lines) and all(l.startswith("#|") for l in lines)
+# The learner's edition, step by step (course/editions/steps.py; course/notebook.py says what
+# each part of a chapter is).
+LEARNER = [DropDirectiveCells(), PointToGuide(), BlankSolutions(stub=STUB), ClearOutputs(exercises_only=True)]
 
 
 def learner_notebook(path):
-    notebook = nbformat.read(path, as_version=4)
-    notebook.cells = [cell for cell in notebook.cells if not only_directives(cell)]
-    if Path(path).name.startswith("01-"):
-        # make lab opens chapter 1, so the way to the how-to file starts there
-        first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
-        heading, rest = first.source.split("\n\n", 1)
-        first.source = f"{heading}\n\n{POINTER}\n\n{rest}"
-    start = exercises_start(notebook.cells)
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code":
-            continue
-        if REGION.search(cell.source):
-            cell.source = blanked(cell.source)
-        if index >= start or is_answer(cell):
-            cell.outputs = []
-        cell.execution_count = None
-        for output in cell.outputs:
-            if "execution_count" in output:
-                output["execution_count"] = None
-    return notebook
+    return apply(nbformat.read(path, as_version=4), LEARNER, {"name": Path(path).name})
 
 
 def edition_notebook(path):
@@ -135,7 +109,7 @@ def edition_notebook(path):
     return learner_notebook(path)
 
 
-def write_edition(out, source=ROOT / "notebooks"):
+def write_edition(out, source=SOURCE):
     """The learner's edition of every chapter into `out`, marked as an edition; return them."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -146,7 +120,7 @@ def write_edition(out, source=ROOT / "notebooks"):
     return written
 
 
-def chapters(source=ROOT / "notebooks"):
+def chapters(source=SOURCE):
     """Every notebook of the source that a learner gets: the chapters and the appendices."""
     return sorted(Path(source).glob("*.ipynb"))
 
@@ -176,7 +150,7 @@ def write_notebook(target, notebook, trust=False):
     target.write_text(text_of(notebook))
 
 
-def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
+def sync(copy=COPY, source=SOURCE, trust=False):
     """Add missing chapters to the copy; return (added, changed) chapter names.
 
     `changed` lists chapters whose edition moved on since they were copied; they are left as
@@ -211,9 +185,9 @@ def sync(copy=COPY, source=ROOT / "notebooks", trust=False):
 
 def carried_over(new, old):
     """The new edition with the learner's answer cells (matched by id) put back in."""
-    answers = {cell.get("id"): cell for cell in old.cells if is_answer(cell)}
+    answers = {cell.get("id"): cell for cell in old.cells if is_answer_cell(cell)}
     for index, cell in enumerate(new.cells):
-        mine = answers.get(cell.get("id")) if is_answer(cell) else None
+        mine = answers.get(cell.get("id")) if is_answer_cell(cell) else None
         if mine is not None:
             kept = nbformat.from_dict(dict(mine))
             kept.outputs, kept.execution_count = [], None
@@ -255,7 +229,7 @@ def open_in_lab(copy):
     return {name for name in found if name}
 
 
-def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
+def update(copy=COPY, source=SOURCE, trust=False, keep=()):
     """Bring every changed chapter up to date, keeping answers; return the names updated.
 
     Chapters named in `keep` (open in a running lab) are left as they are, still offered."""
@@ -278,12 +252,13 @@ def update(copy=COPY, source=ROOT / "notebooks", trust=False, keep=()):
 
 
 def shown(path):
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    here = Path.cwd()
+    return path.relative_to(here) if path.is_relative_to(here) else path
 
 
 def run(command="sync", where=None, edition=None):
-    copy = Path(where).resolve() if where else COPY
-    source = Path(edition) if edition else ROOT / "notebooks"
+    copy = Path(where or COPY).resolve()
+    source = Path(edition) if edition else SOURCE
     if command == "edition":
         out = Path(where)
         written = write_edition(out)

@@ -29,6 +29,9 @@ requires-python = ">=3.12"
 
 [tool.setuptools.packages.find]
 include = ["workbook*"]
+
+[tool.setuptools.package-data]
+"workbook" = ["benchmarks/*.json"]
 '''
 
 

@@ -20,10 +20,8 @@ FOR_GRADING: where an answer goes, that a stub left raising earns nothing, and t
 runs answer cells only, so a helper defined in a cell of its own would be missing there.
 
 A code cell of nbdev directives alone (`#| default_exp validation`) is dropped, as the learner's
-edition drops it (learner.only_directives): it exports nothing from a student's copy, and as the
-first cell of a fetched chapter it only puzzles. keep_directives=True keeps it, for the chapters
-that the class edition of the package carries beside it (course.hub.package), whose code cells the
-costs appendix counts as they were timed.
+edition drops it (a directive cell, course/notebook.py): it exports nothing from a student's
+copy, and as the first cell of a fetched chapter it only puzzles.
 
     OUT/package/                      the class edition of the `workbook` package, for the
                                       students' environment (`pip install OUT/package`): the
@@ -34,15 +32,17 @@ costs appendix counts as they were timed.
 """
 import argparse
 import copy
-import re
 import shutil
 from pathlib import Path
 
 import nbformat
 
-from course.editions.learner import only_directives
+from nbconvert.preprocessors import Preprocessor
+
 from course.editions.package import write_package
-from course.grader.chapters import EXERCISES, GRADED, ROOT, SOURCE, graded_chapters, read_chapter, stubbed
+from course.editions.steps import ClearOutputs, DropDirectiveCells, StubSolutions, TagRaisingAnswers, apply
+from course.grader.chapters import GRADED, ROOT, SOURCE, graded_chapters, read_chapter
+from course.notebook import opens_exercises
 
 COURSE_ID = "agent-memory-workbook"
 
@@ -164,47 +164,56 @@ def grade_metadata(exercise):
             "points": exercise.points, "schema_version": 3, "solution": False, "task": False}
 
 
-def release_notebook(chapter, solutions, keep_directives=False):
+class ForGrading(Preprocessor):
+    """The exercises' introduction says where answers go and what make grade runs."""
+
+    def preprocess(self, nb, resources):
+        introductions = [cell for cell in nb.cells if opens_exercises(cell)]
+        if len(introductions) != 1:
+            raise ValueError(f"{resources['name']}: expected one markdown cell with the heading "
+                             f"'Exercises', found {len(introductions)}")
+        introductions[0].source = introductions[0].source.rstrip("\n") + "\n\n" + FOR_GRADING
+        return nb, resources
+
+
+class GradeChecks(Preprocessor):
+    """Each check cell becomes a locked nbgrader autograder cell with its exercise's points; in
+    nbgrader's source it also carries the hidden tests that make autograde award what make
+    grade awards (HIDDEN_TESTS), in the hand-out it cannot be edited or deleted."""
+
+    def __init__(self, chapter, solutions, **kwargs):
+        super().__init__(**kwargs)
+        self.checks = {exercise.check_id: exercise for exercise in chapter.exercises}
+        self.solutions = solutions
+
+    def preprocess_cell(self, cell, resources, index):
+        exercise = self.checks.get(cell.get("id"))
+        if exercise is None:
+            return cell, resources
+        cell.metadata["nbgrader"] = grade_metadata(exercise)
+        if self.solutions:
+            cell.source = cell.source.rstrip("\n") + "\n" + HIDDEN_TESTS.format(
+                number=exercise.number, module=exercise.module, attribute=exercise.attribute,
+                expression=exercise.expression)
+        else:
+            cell.metadata["deletable"] = False
+            cell.metadata["editable"] = False
+        return cell, resources
+
+
+def release_steps(chapter, solutions):
+    """nbgrader's source (solutions: the worked answers and the hidden tests) or the hand-out
+    (nbgrader's stubs, cells locked as generate_assignment locks them), step by step."""
+    return [DropDirectiveCells(), ForGrading(), ClearOutputs(),
+            TagRaisingAnswers(), *([] if solutions else [StubSolutions()]),
+            GradeChecks(chapter, solutions)]
+
+
+def release_notebook(chapter, solutions):
     """The chapter for the class: with solutions and hidden tests (nbgrader's source), or without
-    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out);
-    without its nbdev directive-only cells unless keep_directives."""
+    them and with cells locked the way nbgrader's generate_assignment locks them (the hand-out)."""
     notebook = nbformat.from_dict(copy.deepcopy(chapter.notebook))
-    if not keep_directives:
-        notebook.cells = [cell for cell in notebook.cells if not only_directives(cell)]
-    answers = {e.answer_id: e for e in chapter.exercises}
-    checks = {e.check_id: e for e in chapter.exercises}
-    introductions = [cell for cell in notebook.cells
-                     if cell.cell_type == "markdown" and EXERCISES.search(cell.source)]
-    if len(introductions) != 1:
-        raise ValueError(f"{chapter.filename}: expected one markdown cell with the heading "
-                         f"'## Exercises', found {len(introductions)}")
-    introductions[0].source = introductions[0].source.rstrip("\n") + "\n\n" + FOR_GRADING
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        cell.outputs = []
-        cell.execution_count = None
-        cell.metadata.pop("execution", None)
-        if cell.get("id") in answers:
-            source, top_level = stubbed(cell.source)
-            if not solutions:
-                cell.source = source
-                cell.metadata["deletable"] = False
-            if top_level:  # the stub raises when run: let Run All go on past it
-                tags = cell.metadata.setdefault("tags", [])
-                if "raises-exception" not in tags:
-                    tags.append("raises-exception")
-        elif cell.get("id") in checks:
-            exercise = checks[cell.get("id")]
-            cell.metadata["nbgrader"] = grade_metadata(exercise)
-            if solutions:
-                cell.source = cell.source.rstrip("\n") + "\n" + HIDDEN_TESTS.format(
-                    number=exercise.number, module=exercise.module, attribute=exercise.attribute,
-                    expression=exercise.expression)
-            else:
-                cell.metadata["deletable"] = False
-                cell.metadata["editable"] = False
-    return notebook
+    return apply(notebook, release_steps(chapter, solutions), {"name": chapter.filename})
 
 
 def write_release(out, source=SOURCE, stems=GRADED, timeout=10):

@@ -1,18 +1,18 @@
 """The graded chapters and their exercises, read from the author's source notebooks.
 
-An exercise in a chapter is two cells: the answer cell, which carries nbgrader's solution
-metadata (`grade_id: exercise-N-M`) and the worked answer between `### BEGIN SOLUTION` and
-`### END SOLUTION`, and the next code cell that calls `qM.check(<expression>)`. Points come from
-the exercise module (`Exercise.points` in workbook/teaching/exercises/chN.py), the one place they are set.
+An exercise in a chapter is two cells (course/notebook.py names every part of a chapter): the
+answer cell, with nbgrader's solution metadata (`grade_id: exercise-N-M`) and its solution
+region, and the check cell after it, `qM.check(<expression>)`. Points come from the exercise
+module (`Exercise.points` in workbook/teaching/exercises/chN.py), the one place they are set.
 """
 import ast
 import importlib
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from course import ROOT
+from course.notebook import Node, exercises_start, has_solution, is_check_cell, load
+
 SOURCE = ROOT / "notebooks"
 
 # The chapters a gradebook covers, in order (3 exercises each, 18 in all). The appendices are not
@@ -26,77 +26,6 @@ GRADED = (
     "05-recovery-and-timelines",
     "06-failure-cases-and-limits",
 )
-
-# nbgrader's markers, and the stub nbgrader's ClearSolutions writes for Python in their place.
-REGION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.M | re.S)
-STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
-CHECK_CALL = re.compile(r"\bq\d+\.check\(")
-EXERCISES = re.compile(r"^## Exercises[ \t]*$", re.M)  # the heading that opens a chapter's exercises
-
-
-def stubbed(source):
-    """The source with every solution region replaced by nbgrader's stub, and whether a stub sits
-    at the top level of the cell (so that running the cell raises NotImplementedError)."""
-    top_level = any(match.group(1) == "" for match in REGION.finditer(source))
-    replaced = REGION.sub(lambda m: "".join(f"{m.group(1)}{line}\n" for line in STUB), source)
-    return replaced.rstrip("\n"), top_level
-
-
-def without_markers(source):
-    """The answer cell as a student who solved it would leave it: the worked answer kept, the
-    marker lines gone."""
-    lines = [line for line in source.splitlines()
-             if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
-    return "\n".join(lines)
-
-
-class Node(dict):
-    """A notebook, cell or metadata dict whose keys read as attributes, as nbformat's do."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name, value):
-        self[name] = value
-
-
-def nodes(value):
-    if isinstance(value, dict):
-        return Node({key: nodes(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return [nodes(item) for item in value]
-    return value
-
-
-def load_notebook(path):
-    """A notebook as nbformat.read(path, as_version=4) gives it, for version 4 files, without
-    importing nbformat (whose schema validator takes a second to import; the grader reads
-    notebooks often and validates none). Other versions go through nbformat."""
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    if not isinstance(data, dict) or data.get("nbformat") != 4 or not isinstance(data.get("cells"), list):
-        import nbformat
-        return nbformat.read(path, as_version=4)
-    return as_notebook(data)
-
-
-def as_notebook(data):
-    """Version 4 notebook JSON (parsed) as nodes, each cell with metadata and its source joined;
-    ValueError naming what has the wrong shape."""
-    notebook = nodes(data)
-    for cell in notebook.cells:
-        if not isinstance(cell, dict):
-            raise ValueError("a cell is not a JSON object")
-        cell.setdefault("metadata", Node())
-        cell.setdefault("source", "")
-        if isinstance(cell.source, list) and all(isinstance(line, str) for line in cell.source):
-            cell.source = "".join(cell.source)
-        if not isinstance(cell.source, str) or not isinstance(cell.metadata, dict):
-            raise ValueError("a cell's source or metadata has the wrong type")
-    return notebook
 
 
 @dataclass(frozen=True)
@@ -133,13 +62,12 @@ class Chapter:
         return [cell for cell in self.notebook.cells if cell.get("cell_type") == "code"]
 
     def exercise_cells(self):
-        """The code cells after the markdown heading "## Exercises": the exercise section, whose
-        first cell imports everything its exercises use, so that it runs on its own."""
+        """The code cells of the exercise section (course/notebook.py), whose first cell imports
+        everything its exercises use, so that it runs on its own."""
         cells = self.notebook.cells
-        start = next((index for index, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
-                      and EXERCISES.search(cell.get("source", ""))), None)
-        if start is None:
-            raise ValueError(f"{self.filename}: no markdown cell opens with the heading '## Exercises'")
+        start = exercises_start(cells)
+        if start == len(cells):
+            raise ValueError(f"{self.filename}: no markdown cell opens with the heading 'Exercises'")
         return [cell for cell in cells[start:] if cell.get("cell_type") == "code"]
 
 
@@ -162,19 +90,18 @@ def parse_check(source, where):
 def read_chapter(path):
     """The chapter at path with its exercises, each checked against its exercise module."""
     path = Path(path)
-    notebook = load_notebook(path)
+    notebook = load(path)
     number = int(path.stem[:2])
     module_name = f"workbook.teaching.exercises.ch{number}"
     module = importlib.import_module(module_name)
     cells = [cell for cell in notebook.cells if cell.get("cell_type") == "code"]
     exercises = []
     for index, cell in enumerate(cells):
-        meta = cell.metadata.get("nbgrader", {})
-        if not (meta.get("solution") and REGION.search(cell.source)):
+        if not has_solution(cell):
             continue
-        grade_id = meta.get("grade_id", "")
+        grade_id = cell.metadata["nbgrader"].get("grade_id", "")
         where = f"{path.name}, cell {cell.get('id')}"
-        check = next((c for c in cells[index + 1:] if CHECK_CALL.search(c.source)), None)
+        check = next((c for c in cells[index + 1:] if is_check_cell(c)), None)
         if check is None:
             raise ValueError(f"{where}: no qN.check(...) cell follows the answer cell")
         attribute, expression = parse_check(check.source, f"{path.name}, cell {check.get('id')}")

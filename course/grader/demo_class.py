@@ -28,8 +28,9 @@ from pathlib import Path
 
 import nbformat
 
-from course.grader.chapters import graded_chapters, without_markers  # noqa: E402
-from course.editions.release import release_notebook  # noqa: E402
+from course.grader.chapters import graded_chapters
+from course.notebook import without_markers
+from course.editions.release import release_notebook
 
 # A wrong answer to every exercise: each runs and gets "not yet" from its check.
 WRONG = {

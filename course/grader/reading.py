@@ -24,7 +24,7 @@ import ast
 import json
 from dataclasses import dataclass
 
-from course.grader.chapters import as_notebook
+from course.notebook import as_notebook
 
 MOST_BYTES = 16 << 20     # a chapter with its outputs is about 1 MB; the largest, 0.8 MB
 MOST_VALUES = 500_000     # a chapter holds about 3,000

@@ -10,7 +10,8 @@ Both run in a judge process (course.grader.judge.job); the grader turns the verd
 """
 import re
 
-from course.grader.chapters import own_cell, stubbed
+from course.grader.chapters import own_cell
+from course.notebook import nbgrader_stubbed
 from course.grader.text import clean
 
 STATUSES = ("correct", "not yet", "not attempted", "error", "missing", "ungradable")
@@ -33,7 +34,7 @@ def plan(chapter, found):
         cell_id = cell.get("id")
         if cell_id in answer_of:
             exercise = answer_of[cell_id]
-            stub = stubbed(cell.source)[0]
+            stub = nbgrader_stubbed(cell.source)
             answer = found.get(exercise.number)
             items.append({"kind": "answer", "exercise": exercise.number, "cell_id": cell_id,
                           "source": answer.source if answer else stub, "stub": stub})

@@ -4,7 +4,6 @@ accounts, the environment their servers run in, nbgrader's exchange and the feed
     roster       the roster CSV: usernames and display names, checked at the boundary
     accounts     one system user per student and the instructor, their private homes, first passwords
     clone        this clone closed to the students, and no start beside another open copy of the answers
-    package      what the class edition of the package (course.editions.package) needs beside it
     environment  what the hub and the servers run: a world-readable Python, the course venv, the proxy
     exchange     the instructor's nbgrader course folder and the exchange between them
     collect      nbgrader's collect, skipping a submission made in another student's name

@@ -34,9 +34,9 @@ import urllib.request
 from pathlib import Path
 
 from course.hub import FILES, accounts, clone, environment, exchange, feedback
-from course.hub.roster import check_username, read_roster  # noqa: E402
+from course.hub.roster import check_username, read_roster
 
-from course.editions.package import write_package  # noqa: E402  (the class edition, as make class writes it)
+from course.editions.package import write_package  # the class edition, as make class writes it
 
 from course import ROOT
 READY = "Course hub ready"

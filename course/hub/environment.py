@@ -7,10 +7,10 @@
     HUB_DIR/env/        the course venv on that copy, installed with --no-deps from the lock,
                         course/requirements.txt (JupyterHub, nbgrader and its extensions, the
                         workbook's lab and postgres packages), then the class edition of the
-                        package, editable from HUB_DIR/class-package/ (course.hub.package); the
+                        package, editable from HUB_DIR/class-package/ (course.editions.package); the
                         workbook's JupyterLab settings and nbgrader's course config
     HUB_DIR/edition/    the learner's edition of the chapters, which every server copies from
-    HUB_DIR/tools/      course/editions/learner.py (and answers.py, which it imports) and course/hub/files/start-server
+    HUB_DIR/tools/      the course package (for course.editions.learner) and course/hub/files/start-server
     HUB_DIR/proxy/      configurable-http-proxy from npm, as course/hub/files/package-lock.json locks it
     HUB_DIR/bin/        nbgrader, the course environment's, for a shell outside the hub (a
                         root shell): it sets LD_LIBRARY_PATH, and from root runs as the instructor
@@ -126,15 +126,12 @@ def install_lock(env, python, lock=LOCK, environment=None, uv=None):
 
 
 def install_package(env, tree, write_package, environment=None, uv=None):
-    """The class edition of the package in `tree` (with the files its chapters read beside it),
-    installed editable into `env`, so that workbook.__file__ is tree/workbook/; replaced when it
+    """The class edition of the package in `tree`, installed editable into `env`; replaced when it
     changed. Returns its digest."""
-    from course.hub.package import write_beside
     tree = Path(tree)
     with tempfile.TemporaryDirectory() as scratch:
         fresh = Path(scratch) / "package"
         write_package(fresh)  # course/editions/package.py: fresh/workbook and fresh/pyproject.toml
-        write_beside(fresh)
         want = digest(fresh)
         stamp = Path(env) / ".package"
         if stamp.exists() and stamp.read_text() == want and tree.exists():
@@ -243,7 +240,7 @@ def write_tools(tools, edition):
     shutil.copy(FILES / "start-server", tools / "start-server")
     shutil.copy(ROOT / "jupyterlab" / "workspace.json", tools / "workspace.json")
     shutil.rmtree(edition, ignore_errors=True)
-    written = learner.write_edition(edition)
+    written = learner.write_edition(edition, ROOT / "notebooks")
     shutil.copy(FILES / "start-here.md", edition / learner.START)
     open_to_all(tools)
     open_to_all(edition)

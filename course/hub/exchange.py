@@ -13,7 +13,6 @@
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -21,8 +20,7 @@ import nbformat
 
 from course.hub.accounts import as_user
 
-from course import ROOT
-from course.editions.release import COURSE_ID, write_release  # noqa: E402
+from course.editions.release import COURSE_ID, write_release
 
 COURSE = "course"
 # On the hub a student has two copies of a chapter with the same name, and so the same tab title:

@@ -3,12 +3,11 @@
 The edition is built fresh (course/editions/html.py, as make html builds it) into a temporary
 folder and each page is opened from disk in Chromium. The counts go to build/a11y/html.json.
 """
-import sys
 
 import pytest
 from playwright.sync_api import expect
 
-from axe import ROOT, count, run_axe, save, summary
+from axe import count, run_axe, save, summary
 
 from course.editions import html as html_edition
 

@@ -53,6 +53,7 @@ from workbook.teaching.explorer import STATIC_NOTE
 from workbook.teaching.timeline import checkpoint, fact
 
 
+from course import notebook as notebook_model
 from course.editions import learner
 from labpage import (COPY, NOTEBOOKS, ROOT, SCRATCH, SHOTS, WAIT, digest, menu,
                      open_notebook, prompts, run_all, settle)
@@ -194,7 +195,7 @@ def check_run(source, ran):
     Every code cell ran once, in order, with no error and no stderr the source lacks; before
     the exercises, the same cells draw pictures as in the source. Returns the cells with images.
     """
-    stored = [c for c in nbformat.read(source, as_version=4).cells if not learner.only_directives(c)]
+    stored = [c for c in nbformat.read(source, as_version=4).cells if not notebook_model.is_directive_cell(c)]
     cells = nbformat.read(ran, as_version=4).cells
     assert [c.get("id") for c in cells] == [c.get("id") for c in stored]
     errors = [(f"cell {c.get('id')}", o.get("ename"), o.get("evalue"))
@@ -204,7 +205,7 @@ def check_run(source, ran):
     counts = [c.execution_count for c in cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1)), counts
     assert with_stderr(cells) <= with_stderr(stored), "a cell wrote to stderr"
-    teaching = set(range(learner.exercises_start(stored)))
+    teaching = set(range(notebook_model.exercises_start(stored)))
     assert with_images(cells) & teaching == with_images(stored) & teaching
     return with_images(cells)
 
@@ -214,7 +215,7 @@ def check_exercises_not_attempted(ran, shown):
     both in the saved notebook and in the page (``shown``: the page's output texts)."""
     cells = nbformat.read(ran, as_version=4).cells
     numbers = [c.metadata["nbgrader"]["grade_id"].removeprefix("exercise-").replace("-", ".")
-               .upper() for c in cells if learner.is_answer(c)]  # exercise-a-1 is A.1
+               .upper() for c in cells if notebook_model.is_answer_cell(c)]  # exercise-a-1 is A.1
     checks = [c for c in cells if c.cell_type == "code" and re.search(r"\bq\d+\.check\(", c.source)]
     compares = [c for c in cells if c.cell_type == "code"
                 and re.search(r"\bq\d+\.compare\(", c.source)]
@@ -614,7 +615,7 @@ def test_typed_answers_get_their_verdicts_in_the_page(page, lab):
     save(page)
     cells = nbformat.read(path, as_version=4).cells
     assert {c.get("id"): c.source for c in cells if c.get("id") in lab.typed} == lab.typed
-    ran = [c for c in cells[learner.exercises_start(cells):]
+    ran = [c for c in cells[notebook_model.exercises_start(cells):]
            if c.cell_type == "code" and c.execution_count]
     assert len(ran) == 7  # the import cell, three answers, three checks
     assert [o for c in ran for o in c.outputs if o.output_type == "error"
@@ -770,7 +771,9 @@ def test_make_test_reads_nothing_of_the_learners_copy(lab):
     shown = subprocess.run(["make", "--no-print-directory", "-n", "test"], cwd=lab.tree, env=environment,
                            capture_output=True, text=True, check=True).stdout
     (command,) = [line.split()[3:] for line in shown.splitlines() if " -m pytest " in line]
-    assert "tests" in command and "notebooks" in command
+    folders = [argument for argument in command if argument.startswith("tests/") and "." not in argument]
+    assert folders and "notebooks" in command
+    assert all((lab.tree / folder).is_dir() for folder in folders), folders
     assert not any(COPY in argument for argument in command)
     at = command.index("-n")  # make test's workers and how it hands them tests: not for collecting
     del command[at:at + 2]

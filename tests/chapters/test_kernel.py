@@ -26,6 +26,7 @@ from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 from workbook.teaching.exercises import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
+from course import notebook as notebook_model
 from course.editions import learner
 
 EXERCISE = re.compile(r"^\*\*Exercise ([0-9A-Z]+)\.(\d+)\.\*\*", re.M)
@@ -38,7 +39,7 @@ WITH_EXERCISES = [path for path in sorted((ROOT / "notebooks").glob("*.ipynb"))
 def setup_and_sections(notebook):
     """The exercises' first code cell, and each exercise's cells: from its **Exercise N.M.**
     paragraph to the next one, or to the next heading."""
-    cells = notebook.cells[learner.exercises_start(notebook.cells) + 1:]
+    cells = notebook.cells[notebook_model.exercises_start(notebook.cells) + 1:]
     setup = next(c for c in cells if c.cell_type == "code")
     sections, current = [], None
     for cell in cells:
@@ -177,7 +178,7 @@ def no_error(outputs, cell):
 def learners_kernel(tmp_path_factory):
     """One kernel, started in a learner's copy of every chapter as make lab makes it."""
     folder = tmp_path_factory.mktemp("learner") / "my-workbook"
-    learner.sync(folder)
+    learner.sync(folder, ROOT / "notebooks")
     running = Kernel(folder)
     yield running
     running.close()

@@ -8,7 +8,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from course.editions import learner
 from course.hub import clone, collect, environment, exchange, feedback
 from course.editions.package import write_package
 from course.editions.release import write_release
-from course.hub.package import BESIDE, write_beside
 from course.hub.roster import Member, read_roster
 
 
@@ -53,14 +51,12 @@ def test_a_bad_roster_line_is_named(tmp_path, text, fault):
 
 def test_the_class_edition_on_the_hub_holds_no_answer_and_what_its_chapters_read(tmp_path):
     write_package(tmp_path)
-    write_beside(tmp_path)
     written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
     assert not [name for name in written if name.startswith(("workbook/teaching/exercises/checks", "workbook/teaching/exercises/answers"))]
-    assert {"workbook/specification/store.py", "workbook/specification/test_store.py", "workbook/benchmarks/results.json"} <= written
-    assert not [name for name in written if name.startswith("tests/") and name not in BESIDE]
-    for path in (tmp_path / "notebooks").glob("*.ipynb"):
-        assert "### BEGIN SOLUTION" not in path.read_text(), path.name
-    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 6
+    # what the chapters read is package data, inside the package: nothing beside it
+    assert {"workbook/specification/store.py", "workbook/specification/test_store.py",
+            "workbook/benchmarks/results.json", "workbook/benchmarks/postgres.json"} <= written
+    assert {name.split("/")[0] for name in written} == {"workbook", "pyproject.toml", "requirements.txt"}
 
 
 def test_a_feedback_page_escapes_what_it_quotes():

@@ -3,7 +3,6 @@ opens only databases of its own, and the rows a lent connection sends back are b
 they are built. (tests/grader/red_team/ tries the same through make grade, in sandboxes.)"""
 import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,6 @@ every name fits a feedback file's name (the grader attacker named folders 'right
 with a no-break space after it, and one of 252 characters)."""
 import csv
 import io
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+from course import notebook as notebook_model
 from course.editions import release as editions_release
-from course.grader.chapters import REGION
+from course.notebook import REGION
 from course.grader.chapters import GRADED, SOURCE, graded_chapters, read_chapter
 from course.editions.release import HIDDEN_TESTS, FOR_GRADING, release_notebook
 
@@ -135,9 +136,8 @@ def test_each_release_tells_students_to_keep_an_answer_in_its_answer_cell(releas
 def test_the_release_drops_directive_only_cells_as_the_learners_edition_does(release):
     # a fetched chapter used to open on a stray code cell `#| default_exp validation`
     out, _ = release
-    from course.editions import learner
     for chapter in graded_chapters():
-        kept = [c.get("id") for c in chapter.notebook.cells if not learner.only_directives(c)]
+        kept = [c.get("id") for c in chapter.notebook.cells if not notebook_model.is_directive_cell(c)]
         assert len(kept) < len(chapter.notebook.cells), chapter.filename  # each chapter has one
         for path in (out / "handout" / chapter.filename, out / "source" / chapter.stem / chapter.filename):
             cells = nbformat.read(path, as_version=4).cells

@@ -7,7 +7,6 @@ cell in it runs and leaves its check saying "not attempted".
 import importlib
 import json
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -16,6 +15,7 @@ import pytest
 from workbook.teaching.exercises import ____, answers
 
 ROOT = Path(__file__).resolve().parents[2]
+from course import notebook as notebook_model
 from course.editions import answers as solution_cells
 from course.editions import learner
 
@@ -42,7 +42,7 @@ def test_every_solution_cell_carries_nbgrader_metadata_and_a_blank(notebook):
         meta = cell.metadata.get("nbgrader", {})
         assert meta.get("solution") is True and meta.get("grade") is False
         assert meta["grade_id"].startswith(f"exercise-{int(notebook.stem[:2])}-")
-        top_level = solution_cells.REGION.search(cell.source).group(1) == ""
+        top_level = notebook_model.REGION.search(cell.source).group(1) == ""
         assert not top_level or re.match(r"\w+ = ____\n", cell.source), cell.source
 
 
@@ -78,16 +78,16 @@ def test_learner_edition_shows_no_answer(notebook):
         value = re.fullmatch(r"(?s).*^\w+ = (.+)", code.strip(), re.M)
         if value:  # a predicted value or a built one: not printed anywhere either
             assert squeezed(value[1]) not in shown, number
-    for cell in edition.cells[learner.exercises_start(edition.cells):]:
+    for cell in edition.cells[notebook_model.exercises_start(edition.cells):]:
         assert not cell.get("outputs"), cell.source  # no verdict, run or plot to peek at
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_learner_edition_keeps_the_teaching_outputs(notebook):
     # every cell but the nbdev directive cells (#| default_exp), which do nothing in a copy
-    source = [c for c in nbformat.read(notebook, as_version=4).cells if not learner.only_directives(c)]
+    source = [c for c in nbformat.read(notebook, as_version=4).cells if not notebook_model.is_directive_cell(c)]
     edition = learner.learner_notebook(notebook)
-    start = learner.exercises_start(source)
+    start = notebook_model.exercises_start(source)
     pointer = "\n\n" + learner.POINTER  # chapter 1's way to the copy's how-to file
     assert [c.source for c in source[:start] if "### BEGIN" not in c.source] == \
         [c.source.replace(pointer, "") for c in edition.cells[:start] if "### BEGIN" not in c.source]
@@ -105,7 +105,7 @@ def test_every_learner_stub_runs_and_its_check_says_not_attempted(notebook):
     says "not attempted". (make test-browser runs the whole edition in JupyterLab.)"""
     chapter = importlib.import_module(f"workbook.teaching.exercises.ch{int(notebook.stem[:2])}")
     cells = learner.learner_notebook(notebook).cells
-    stubs = [index for index, cell in enumerate(cells) if learner.is_answer(cell)]
+    stubs = [index for index, cell in enumerate(cells) if notebook_model.is_answer_cell(cell)]
     assert len(stubs) >= 3
     for index in stubs:
         namespace = {"____": ____}

@@ -1,7 +1,6 @@
 """The static edition (make html): every chapter readable offline, nothing fetched from the network."""
 import functools
 import re
-import sys
 from pathlib import Path
 
 import nbformat

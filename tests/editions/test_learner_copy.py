@@ -2,16 +2,15 @@
 
 (That make test never reads it is shown by make test-browser, on the copy its learner filled.)"""
 import json
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+from course import notebook as notebook_model
 from course.editions import learner
 
 CHAPTER_1 = "01-purpose-and-validation.ipynb"
@@ -145,7 +144,7 @@ def test_a_waiting_update_is_written_where_the_file_browser_shows_it_first(tmp_p
 
 
 def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
-    chapter_1 = sorted((learner.ROOT / "notebooks").glob("01-*.ipynb"))[0]
+    chapter_1 = sorted((ROOT / "notebooks").glob("01-*.ipynb"))[0]
     edition = learner.learner_notebook(chapter_1)
     heading = next(c for c in edition.cells if c.cell_type == "markdown")
     assert heading.source.startswith("# Chapter 1")
@@ -153,7 +152,7 @@ def test_chapter_one_points_to_the_how_to_file_in_the_copy_only():
     assert f"]({learner.START})" in learner.POINTER
     source = nbformat.read(chapter_1, as_version=4)
     assert not any(learner.POINTER in c.source for c in source.cells)
-    later = learner.learner_notebook(sorted((learner.ROOT / "notebooks").glob("02-*.ipynb"))[0])
+    later = learner.learner_notebook(sorted((ROOT / "notebooks").glob("02-*.ipynb"))[0])
     assert not any(learner.POINTER in c.source for c in later.cells)
 
 
@@ -218,14 +217,14 @@ def test_a_saved_notebook_keeps_an_explorers_still_not_its_view():
 
 
 def test_a_learners_chapter_opens_on_its_title_not_on_a_build_directive():
-    for path in learner.chapters():
+    for path in learner.chapters(ROOT / "notebooks"):
         source = nbformat.read(path, as_version=4)
         cells = learner.learner_notebook(path).cells
         assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), path.name
-        assert not any(learner.only_directives(cell) for cell in cells)
-        kept = [cell.id for cell in source.cells if not learner.only_directives(cell)]
+        assert not any(notebook_model.is_directive_cell(cell) for cell in cells)
+        kept = [cell.id for cell in source.cells if not notebook_model.is_directive_cell(cell)]
         assert [cell.id for cell in cells] == kept      # only the directive cells went
         prose = " ".join(c.source for c in cells if c.cell_type == "markdown")
         assert "the first cell" not in prose and "first cell," not in prose, path.name
-    assert learner.only_directives(nbformat.v4.new_code_cell("#| default_exp validation"))
-    assert not learner.only_directives(nbformat.v4.new_code_cell("#| export\nx = 1"))
+    assert notebook_model.is_directive_cell(nbformat.v4.new_code_cell("#| default_exp validation"))
+    assert not notebook_model.is_directive_cell(nbformat.v4.new_code_cell("#| export\nx = 1"))

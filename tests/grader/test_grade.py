@@ -7,7 +7,6 @@ six-chapter class and compares it with nbgrader's points.
 """
 import csv
 import json
-import os
 import re
 import subprocess
 import sys

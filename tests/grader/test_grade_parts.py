@@ -5,7 +5,6 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -13,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from course.grader import cli as grade
-from course.grader.chapters import GRADED, SOURCE, own_cell, read_chapter, select, without_markers
+from course.grader.chapters import GRADED, SOURCE, own_cell, read_chapter, select
+from course.notebook import without_markers
 from course.grader.gradebook import grade_class
 from course.editions.release import release_notebook
 from course.grader.reading import answers, chapter_of, load

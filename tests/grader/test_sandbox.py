@@ -7,7 +7,6 @@ saying so, as the grader's isolated mode is not available there.
 """
 import os
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path

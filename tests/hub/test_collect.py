@@ -11,7 +11,6 @@ own submission, names both refusals in its log, and collects nothing for nobody.
 import os
 import pwd
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

@@ -1,6 +1,5 @@
 """make bench-postgres (bench/postgres.py): its code in miniature, and the record the appendix quotes."""
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,6 @@
 import glob
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 

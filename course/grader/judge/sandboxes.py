@@ -19,7 +19,6 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from course.editions.package import ROOT
 from course.grader.sandbox import jail
 
 MODES = ("isolated", "partial", "none")
@@ -137,7 +136,7 @@ class Sandboxes:
             os.mkdir(self.root)
         self.log = open(self.folder / "zygote.log", "w+b")
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = {"isolation": isolation.mode, "root": self.root, "package_parent": str(ROOT),
+        settings = {"isolation": isolation.mode, "root": self.root, "package_parent": package_parent(),
                     "readable": readable_paths(), "owner": os.getpid()}
         self.process = zygote("course.grader.sandbox.zygote", theirs, [json.dumps(settings)],
                               stdout=self.log, stderr=self.log)
@@ -203,6 +202,14 @@ class Sandboxes:
         shutil.rmtree(self.folder, ignore_errors=True)
         for folder in Path(tempfile.gettempdir()).glob(f"workbook-sandbox-{os.getpid()}-*"):
             shutil.rmtree(folder, ignore_errors=True)  # each one's, without namespaces
+
+
+def package_parent():
+    """The folder the import system finds `workbook` in (an editable install: the clone it was
+    installed from). The jail puts the package's class edition there, so that the same import
+    finds it inside."""
+    import importlib.util
+    return str(Path(importlib.util.find_spec("workbook").origin).resolve().parents[1])
 
 
 def sweep():

@@ -27,21 +27,7 @@ The package, by concern: ``scenarios`` (the operations and the chapters' scenari
 demo's tables), ``picture`` (the plot) and ``description`` (the plot in words).
 """
 
-# The module became a package by concern; every name it had is still importable from here.
-import io  # noqa: F401
-from dataclasses import dataclass, field, replace  # noqa: F401
-from pathlib import Path  # noqa: F401
-from tempfile import TemporaryDirectory  # noqa: F401
-
-import matplotlib  # noqa: F401
-import pandas as pd  # noqa: F401
-from matplotlib.figure import Figure  # noqa: F401
-from matplotlib.lines import Line2D  # noqa: F401
-from matplotlib.patches import Patch, Rectangle  # noqa: F401
-from matplotlib.ticker import MaxNLocator, MultipleLocator  # noqa: F401
-from pandas.io.formats.style import Styler  # noqa: F401
-
-from workbook.store import Conflict, connect, forget, get, identity, integer, purge, put  # noqa: F401
+# The package's names, by concern.
 from workbook.teaching.timeline.scenarios import *  # noqa: F401,F403
 from workbook.teaching.timeline.observing import *  # noqa: F401,F403
 from workbook.teaching.timeline.spans import *  # noqa: F401,F403
