@@ -1,7 +1,8 @@
-"""The grader's trusted side, part by part, without a sandbox: what it reads costs time and memory
-in proportion to its size, within stated caps; the files of a run are written whole and together;
-and a student's processes are put in control groups of their job. (tests/grader/red_team/ tries
-each of these through make grade, against determined students.)"""
+"""The grader's trusted side, part by part, without a sandbox or root: what it reads costs time and
+memory in proportion to its size, within stated caps; the files of a run are written whole and
+together; and a student's processes are put in control groups of their job (on a made-up tree of
+them). tests/grader/red_team/ tries each of these through make grade, against determined
+students."""
 import csv
 import io
 import json

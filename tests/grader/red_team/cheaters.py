@@ -401,7 +401,7 @@ OPENS_THE_GRADERS_FILES = f'''def test_purge_includes_the_deadline(store):
 OPENS_DATABASE_AFTER_DATABASE = '''def test_forget_needs_the_current_revision(store):
     for _ in range(6):
         db = store.connect()
-        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 60) "
+        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) "
                    "INSERT INTO records SELECT 'a', 'fact', 'k' || x, 1, 1, zeroblob(900000) FROM c")
     assert False, "opened them all"'''
 ROWS_TOO_BIG_TO_SEND = '''def last_visible(db, tenant, kind, key, start):
