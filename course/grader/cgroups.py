@@ -18,6 +18,7 @@ children), removes them when it ends, and sweep() removes what a killed grader l
 import errno
 import os
 import shutil
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +123,7 @@ class Groups:
         self.memory, self.tasks, self.root = memory, tasks, Path(root)
         self.cpus = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
         self.name = name or f"{PREFIX}{os.getpid()}"
-        self.bases, self.missing, self.numbers = {}, [], 0
+        self.bases, self.missing, self.numbers, self.lock = {}, [], 0, threading.Lock()
         text = proc_cgroup if proc_cgroup is not None else read("/proc/self/cgroup")
         self.kind = self.v2(text) or self.v1(text) or "per process"
         if self.kind == "per process":
@@ -205,8 +206,10 @@ class Groups:
         """The groups of a new job that runs on slot `slot` (its core: the slot-th of ours)."""
         if self.kind == "per process":
             return Job(self, [], [], [])
-        self.numbers += 1
-        name, cpu = f"job-{self.numbers}", self.cpus[slot % len(self.cpus)]
+        with self.lock:   # jobs start in threads of their own
+            self.numbers += 1
+            name = f"job-{self.numbers}"
+        cpu = self.cpus[slot % len(self.cpus)]
         if self.kind == "cgroup v2":
             top = self.bases["v2"] / name
             top.mkdir()
