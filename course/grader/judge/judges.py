@@ -75,11 +75,18 @@ class Judges:
             socket.send_fds(self.channel, [json.dumps({"op": "fork", "request": request}).encode()], fds)
             return self.receive()["forked"]
 
-    def status(self, pid):
-        """How a judge ended: {"status": exit code or minus the signal, "cpu", "memory"}."""
-        with self.lock:
-            self.channel.send(json.dumps({"op": "status", "pid": pid}).encode())
-            return self.receive()
+    def status(self, pid, wait=2.0):
+        """How a judge ended: {"status": exit code or minus the signal, "cpu", "memory"}, or
+        {"status": None} while it still runs `wait` seconds from now. Asked without waiting,
+        again and again, so that no job's wait holds up another's judge."""
+        give_up = time.monotonic() + wait
+        while True:
+            with self.lock:
+                self.channel.send(json.dumps({"op": "status", "pid": pid, "wait": 0}).encode())
+                said = self.receive()
+            if said.get("status") is not None or time.monotonic() >= give_up:
+                return said
+            time.sleep(0.005)
 
     def finish(self):
         try:

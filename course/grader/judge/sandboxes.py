@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -174,11 +175,18 @@ class Sandboxes:
                 theirs.close()
         return Sandbox(ours, said["forked"], uid, self.isolation.mode)
 
-    def status(self, sandbox):
-        """How a sandbox ended: its exit code, minus the signal that ended it, or None."""
-        with self.lock:
-            self.channel.send(json.dumps({"op": "status", "pid": sandbox.pid}).encode())
-            return self.receive().get("status")
+    def status(self, sandbox, wait=2.0):
+        """How a sandbox ended: its exit code, minus the signal that ended it, or None when it
+        still runs `wait` seconds from now. The zygote is asked without waiting, again and again,
+        so that no job's wait holds up another's sandbox."""
+        give_up = time.monotonic() + wait
+        while True:
+            with self.lock:
+                self.channel.send(json.dumps({"op": "status", "pid": sandbox.pid, "wait": 0}).encode())
+                status = self.receive().get("status")
+            if status is not None or time.monotonic() >= give_up:
+                return status
+            time.sleep(0.01)
 
     def finish(self):
         """End every sandbox and everything they started; the number of their processes left."""

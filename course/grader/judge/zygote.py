@@ -70,11 +70,13 @@ class Zygote:
                                   "cpu": round(usage.ru_utime + usage.ru_stime, 3),
                                   "memory": usage.ru_maxrss * 1024}
 
-    def status(self, pid, wait=2.0):
+    def status(self, pid, wait=0.0):
+        """How judge `pid` ended, or {"status": None} while it runs `wait` seconds from now."""
         give_up = time.monotonic() + wait
+        self.reap()
         while pid in self.children and time.monotonic() < give_up:
-            self.reap()
             time.sleep(0.005)
+            self.reap()
         return self.statuses.pop(pid, {"status": None})
 
     def finish(self):
@@ -104,7 +106,7 @@ class Zygote:
             if request["op"] == "fork":
                 self.answer({"forked": self.fork(request["request"], fds)})
             elif request["op"] == "status":
-                self.answer(self.status(request["pid"]))
+                self.answer(self.status(request["pid"], request.get("wait", 0.0)))
             elif request["op"] == "finish":
                 self.finish()
                 self.answer({"finished": True})

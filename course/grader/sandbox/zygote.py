@@ -121,11 +121,14 @@ class Zygote:
                 self.statuses[sandbox] = code
 
     def status(self, pid, wait=2.0):
-        """How the sandbox `pid` ended: its exit code, or minus the signal; None if it runs on."""
+        """How the sandbox `pid` ended: its exit code, or minus the signal; None if it runs on
+        `wait` seconds from now (the grader asks with 0, and asks again, so that one sandbox's
+        end never holds up another's start)."""
         give_up = time.monotonic() + wait
+        self.reap()
         while pid not in self.statuses and time.monotonic() < give_up:
-            self.reap()
             time.sleep(0.01)
+            self.reap()
         return self.statuses.get(pid)
 
     def finish(self):
@@ -172,7 +175,7 @@ class Zygote:
                 sock = socket.socket(fileno=fds[0])
                 self.answer({"forked": self.fork(request, sock)})
             elif request["op"] == "status":
-                self.answer({"status": self.status(request["pid"])})
+                self.answer({"status": self.status(request["pid"], request.get("wait", 2.0))})
             elif request["op"] == "finish":
                 self.answer({"finished": True, "left": self.finish()})
                 return
