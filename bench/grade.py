@@ -145,17 +145,20 @@ def loadavg():
     return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-def ours(folder, out, jobs):
-    """make grade's command on `folder`: (seconds, Memory, {(student, exercise): points}, grades.json)."""
+def ours(folder, out, jobs, sample=True):
+    """make grade's command on `folder`: (seconds, Memory, {(student, exercise): points}, grades.json).
+    `sample`: whether to sample its memory every 50 ms (reading every process's page tables, which
+    costs CPU time the more, the more and the larger the processes: the hostile class is not)."""
     command = [str(ROOT / ".venv" / "bin" / "workbook-grade"), str(folder), "--out", str(out),
                "--timeout", str(TIMEOUT), "--jobs", str(jobs), "--isolation", "required",
                "--memory", str(MEMORY_MIB), "--json"]
     started = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    memory = Memory(process.pid)
+    memory = Memory(process.pid) if sample else None
     output, errors = process.communicate()
     seconds = time.monotonic() - started
-    memory.stop()
+    if memory:
+        memory.stop()
     if process.returncode != 0:
         raise RuntimeError(f"make grade failed:\n{errors[-2000:]}")
     graded = json.loads(output)
@@ -244,7 +247,7 @@ def honest_times(graded, names):
 def hostile():
     """Honest students graded alone, then beside determined ones: their times, and the ratio."""
     from course.grader.chapters import graded_chapters
-    from course.grader.demo_class import KINDS, Edition, handouts, save
+    from course.grader.demo_class import DESERVED, KINDS, Edition, handouts, save
     cheaters = red_team()
     chapters = {c.number: c for c in graded_chapters()}
     given = handouts(chapters.values())
@@ -269,12 +272,17 @@ def hostile():
         load = [loadavg()]
         for turn in range(ROUNDS):
             for side, place in (("alone", alone), ("beside", beside)):
-                runs[side].append(ours(place, Path(folder) / f"{side}-{turn}", cores()))
+                runs[side].append(ours(place, Path(folder) / f"{side}-{turn}", cores(), sample=False))
                 load.append(loadavg())
     cheats = {name for name in [*tricks, *cheaters.LAYOUTS]}
-    for seconds, _, points, graded in runs["beside"]:
-        if any(points[key] != value for key, value in runs["alone"][0][2].items()):
-            raise RuntimeError("an honest student's points moved beside the cheaters")
+    for side, found in runs.items():
+        for _, _, _, graded in found:
+            wrong = [(s["student"], m["exercise"], m["points"], m["sentence"], s["chapters"])
+                     for s in graded["students"] if s["student"] in honest
+                     for m, deserved in zip(s["exercises"], DESERVED[s["student"].rsplit("-", 1)[0]])
+                     if m["points"] != deserved]
+            if wrong:
+                raise RuntimeError(f"an honest student did not get what they earned ({side}): {wrong[:3]}")
         earned = {s["student"]: s["points"] for s in graded["students"]
                   if s["student"].lstrip("'") in cheats and s["points"]}
         if earned:
@@ -283,7 +291,7 @@ def hostile():
     total = {side: sum(sum(one.values()) for one in found) for side, found in times.items()}
     ratios = {name: round(sum(t[name] for t in times["beside"]) / sum(t[name] for t in times["alone"]), 2)
               for name in honest}
-    beside_graded, memory = runs["beside"][-1][3], runs["beside"][-1][1]
+    beside_graded = runs["beside"][-1][3]
     return {
         "honest": len(honest), "cheaters": len(cheats), "rounds": ROUNDS,
         "honest_seconds_alone": round(total["alone"] / ROUNDS, 1),
@@ -292,7 +300,6 @@ def hostile():
         "largest_student_ratio": max(ratios.values()), "per_student": ratios,
         "run_seconds_alone": [round(found[0], 1) for found in runs["alone"]],
         "run_seconds_beside": [round(found[0], 1) for found in runs["beside"]],
-        "peak_memory_mib_beside": round(memory.total / 2**20),
         "grader_mib_beside": beside_graded["run"]["used"]["grader_mib"],
         "largest_judge_mib_beside": beside_graded["run"]["used"]["judge_mib"],
         "largest_sandboxes_mib_beside": beside_graded["run"]["used"]["sandboxes_mib"],

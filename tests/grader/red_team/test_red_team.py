@@ -270,3 +270,11 @@ def test_a_students_processes_are_bounded_together(graded):
     assert chapter["sandbox_memory"] <= bounds["memory_mib"] << 20   # eight children of 400 MB each
     assert chapter["oom_kills"] >= 1
     assert graded["students"]["many-children"]["points"] == 0
+
+
+def test_no_honest_students_chapter_ran_into_a_budget(graded):
+    # beside every trick above, each honest chapter was graded by one judge, within its budget,
+    # and no process of theirs was killed for the memory of their chapter's processes together
+    for name in graded["honest"]:
+        for stem, chapter in graded["students"][name]["chapters"].items():
+            assert chapter["attempts"] == 1 and chapter["oom_kills"] == 0, (name, stem, chapter)
