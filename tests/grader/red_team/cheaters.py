@@ -681,12 +681,17 @@ LONG_STATEMENT = '''def last_visible(db, tenant, kind, key, start):
 A_LONE_SURROGATE = '''raise ValueError("half a character: \\udcff")'''
 
 # Memory bounded per process, not per student: eight children, each below the per-process cap,
-# each holding 400 MB until the sandbox ends.
+# each holding up to 400 MB (in 20 MB pieces, as much as its own cap lets it) until the sandbox ends.
 MANY_CHILDREN = '''import os as _os, time as _time
 for _ in range(8):
     if _os.fork() == 0:
         try:
-            _held = b"x" * (400 << 20)
+            _held = []
+            try:
+                for _ in range(20):
+                    _held.append(b"x" * (20 << 20))
+            except MemoryError:
+                pass
             _time.sleep(60)
         finally:
             _os._exit(0)

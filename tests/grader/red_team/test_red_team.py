@@ -25,7 +25,8 @@ from course.grader.judge.sandboxes import isolation_here
 from course.grader.sandbox.jail import FIRST_UID
 from course.grader.demo_class import Edition, handouts, save
 
-LIMIT = 3  # seconds per cell: the chapters' cells take milliseconds; each loop costs this much
+LIMIT = 5  # seconds per cell: the chapters' cells take milliseconds, a check a second or two with both cores
+           # busy; each loop costs this much
 WATCHED = ("workbook", "course", "notebooks", "tools", "tests", "docs", "jupyterlab")
 
 
