@@ -102,12 +102,14 @@ student: class # the same, under its old name
 
 # SUBMISSION: one sub-folder or notebook per student, or nbgrader's submitted/. TIMEOUT: seconds
 # per cell; JOBS: chapters at once (default: the cores); CHAPTERS=01,02; ISOLATION=auto|required|off;
-# MEMORY: MiB per sandboxed process; SEED: the checks' cases of an earlier run (grades.json).
+# MEMORY: MiB a student's chapter's processes hold together; SEED: the checks' cases of an earlier
+# run (grades.json); DUE: the due date ("2026-03-02 17:00", UTC unless a zone follows, or
+# "01=...;02=..."), against nbgrader's timestamp.txt; LATE=none|zero: what late work earns.
 GRADES ?= build/grades
 ISOLATION ?= auto
 grade: venv ## Grade SUBMISSION into GRADES: gradebook.csv, feedback/ and grades.json.
 	@test -n "$(SUBMISSION)" || { echo "usage: make grade SUBMISSION=path/to/class [TIMEOUT=10] [GRADES=build/grades] [CHAPTERS=01,02]" >&2; exit 2; }
-	$(VENV)/bin/workbook-grade $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED))
+	$(VENV)/bin/workbook-grade $(SUBMISSION) --out $(GRADES) --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) --isolation $(ISOLATION) $(if $(MEMORY),--memory $(MEMORY)) $(if $(SEED),--seed $(SEED)) $(if $(DUE),--due '$(DUE)') $(if $(LATE),--late $(LATE))
 
 grade-demo: venv ## Grade a generated class of eight kinds of student (build/demo-grades/).
 	rm -rf build/demo-class

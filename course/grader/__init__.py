@@ -1,17 +1,18 @@
-"""The workbook in a classroom: the class release and the grader.
+"""The grader: make grade (cli), and the generated class to try it on (demo_class).
 
-    chapters     the graded chapters and their exercises, read from the author's source
-    release      the class release: an nbgrader course folder and a hand-out edition
-    package      the class edition of the package (no checks, no worked answers)
-    submissions  a class folder: its students, their notebooks, their answer cells (read as JSON)
-    gradebook    the plan of each chapter, verdicts into points: the CSV, feedback, JSON
-    students     a generated class (right, blank, wrong, error, loops, tamperer) for trying it out
+The grader's trust boundary is its layout (AUDIT.md gives the reading order, each file's
+invariant and the tests that guard it):
 
-The grader's trust boundary is its layout:
-
+    the grader   lists the class and decides which notebook is each chapter's hand-in
+                 (submissions), gives each student's chapter a judge and collects its verdicts
+                 (gradebook, judge/judges), bounds each chapter's processes together (cgroups),
+                 and writes the files whole (output, text); it never parses a submission
+    judge/       where verdicts are decided, one process per student's chapter within that
+                 chapter's budget, and no student code runs (zygote, job, session, lending,
+                 sandboxes); it reads the notebook (reading) and runs the plan (verdicts)
     sandbox/     where student code runs, and nothing is decided (zygote, jail, worker)
-    judge/       where verdicts are decided, and no student code runs (sandboxes, lending, session)
-    wire         the plain data the two exchange
+    wire         the plain data the judges and sandboxes exchange
 
-course/editions/release.py and course/grader/cli.py are the command lines (make class, make grade).
+chapters reads the graded chapters from the author's source; course/editions/release.py and
+cli.py are the command lines (make class, make grade).
 """

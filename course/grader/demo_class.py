@@ -212,10 +212,11 @@ DESERVED = {
 }
 
 
-def gradebook_csv(points, numbers, isolation="isolated"):
-    """The gradebook make grade should write for `points` ({student: [points per exercise]})."""
-    header = "student," + ",".join(numbers) + ",total,maximum,isolation"
-    rows = [f"{name}," + ",".join(map(str, got)) + f",{sum(got)},{len(got)},{isolation}"
+def gradebook_csv(points, numbers, isolation="isolated", bounds="per student"):
+    """The gradebook make grade should write for `points` ({student: [points per exercise]}), with
+    nothing late or refused."""
+    header = "student," + ",".join(numbers) + ",total,maximum,late,refused,isolation,bounds"
+    rows = [f"{name}," + ",".join(map(str, got)) + f",{sum(got)},{len(got)},,,{isolation},{bounds}"
             for name, got in sorted(points.items())]
     return "\n".join([header] + rows) + "\n"
 

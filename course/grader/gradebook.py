@@ -1,44 +1,32 @@
-"""From a class folder to a gradebook: the plan for each chapter, verdicts, points and the files.
+"""From a class folder to a gradebook: which notebook is each chapter's hand-in, a judge per
+student's chapter, verdicts into points, and the files (course.grader.output).
 
-    OUT/gradebook.csv          student, one column per exercise (points earned), total, maximum
-    OUT/feedback/<student>.txt every exercise with its points and one-sentence verdict
-    OUT/grades.json            the same, for programs
+This is the grader's own process, and it does little with what students send: it lists the class
+folder (names and file metadata), opens the notebooks it hands to judges, and collects their
+plain, size-capped verdicts. Everything that reads, decodes or checks a student's work runs in a
+judge of its own (course.grader.judge.judges), within that job's budget, and every student's
+code in a sandbox (course.grader.sandbox), within its job's control groups (course.grader.cgroups).
 
 Every row lists every exercise of the graded chapters; one that is missing or cannot be graded
-earns 0 points and says why. No text in any of them holds a terminal escape code.
+earns 0 points and says why. No text in any file holds a terminal escape code.
 """
-import csv
-import io
-import json
-import re
+import queue
+import resource
 import secrets
-import shutil
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
-from course.grader.chapters import own_cell
-from course.notebook import nbgrader_stubbed
+from course.grader import cgroups
+from course.grader.judge.judges import Budget, Grading, Judges, describe
 from course.grader.judge.sandboxes import Sandboxes, isolation_here
-from course.grader.judge.session import Job, run_all
+from course.grader.output import csv_text, write  # noqa: F401 - the files, for the command line
 from course.grader.sandbox.jail import Limits
-from course.grader.submissions import answers, students
+from course.grader.submissions import by_name, hand_ins, open_notebook, students
+from course.grader.text import clean
+from course.grader.verdicts import ONLY_ANSWER_CELLS, STATUSES, items_in, mark, plan  # noqa: F401
 
-STATUSES = ("correct", "not yet", "not attempted", "error", "missing", "ungradable")
-ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[@-_]?")
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# A NameError in a graded answer is most often a helper the student wrote in a cell of its own.
-NAME_ERROR = re.compile(r"\bNameError\b")
-ONLY_ANSWER_CELLS = ("Grading runs only your answer cells, so a helper, import or value you "
-                     "defined in another cell is missing there; put it inside the answer cell.")
-
-
-def clean(text, limit=300):
-    """One line of plain text: escape codes removed, control characters and runs of whitespace
-    made single spaces, cut to `limit` characters."""
-    text = CONTROL.sub(" ", ANSI.sub("", str(text)))
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+LATE_POLICIES = ("none", "zero")  # as nbgrader's LateSubmissionPlugin.penalty_method
 
 
 @dataclass
@@ -50,6 +38,7 @@ class Mark:
     status: str
     sentence: str
     found_by: str | None = None   # how the answer cell was found: "cell id", "grade_id", "name"
+    late: bool = False            # handed in after the chapter's due date
 
     def verdict(self):
         """As a notebook prints a verdict (str(Verdict)): "not attempted. Your ...", else
@@ -64,6 +53,10 @@ class Grades:
     student: str
     marks: list
     notes: list = field(default_factory=list)
+    refused: list = field(default_factory=list)    # (path, why it was not graded)
+    submitted: dict = field(default_factory=dict)  # chapter stem -> when, from nbgrader
+    late: dict = field(default_factory=dict)       # chapter stem -> seconds after the due date
+    chapters: dict = field(default_factory=dict)   # chapter stem -> what grading it used
 
     @property
     def points(self):
@@ -85,266 +78,148 @@ class Gradebook:
     seconds: float = 0.0
     chapters_run: int = 0
     peak: int = 0
+    bounds: object = None      # cgroups.Bounds
+    budgets: dict = field(default_factory=dict)
+    used: dict = field(default_factory=dict)   # the largest any judge, sandbox group and the grader used
+    due: dict = field(default_factory=dict)    # chapter stem -> due date
+    late_policy: str = "none"
 
     @property
     def exercises(self):
         return [e for chapter in self.chapters for e in chapter.exercises]
 
 
-# ------------------------------------------------------------------------------ the plan
-
-def plan(chapter, found):
-    """The chapter's exercise section (its code cells from the heading "## Exercises" up to its
-    last check), with the student's answers in place of the author's and the instructor's check
-    in place of each check cell. The section's first cell imports what its exercises use."""
-    answer_of = {e.answer_id: e for e in chapter.exercises}
-    check_of = {e.check_id: e for e in chapter.exercises}
-    cells = chapter.exercise_cells()
-    last = max(i for i, cell in enumerate(cells) if cell.get("id") in check_of)
-    items = []
-    for cell in cells[:last + 1]:
-        cell_id = cell.get("id")
-        if cell_id in answer_of:
-            exercise = answer_of[cell_id]
-            stub = nbgrader_stubbed(cell.source)
-            answer = found.get(exercise.number)
-            items.append({"kind": "answer", "exercise": exercise.number, "cell_id": cell_id,
-                          "source": answer.source if answer else stub, "stub": stub})
-        elif cell_id in check_of:
-            exercise = check_of[cell_id]
-            items.append({"kind": "check", "exercise": exercise.number, "cell_id": cell_id,
-                          "module": exercise.module, "attribute": exercise.attribute,
-                          "expression": exercise.expression})
-        else:
-            items.append({"kind": "cell", "cell_id": cell_id, "source": cell.source,
-                          "tolerated": "raises-exception" in cell.metadata.get("tags", [])})
-    return items
-
-
-# --------------------------------------------------------------------------- the verdicts
-
-def error_text(error):
-    value = clean(error.get("evalue", ""), 160)
-    return error["ename"] + (f" ({value})" if value else "")
-
-
-def marks_for(chapter, job, found, limit):
-    """One Mark per exercise of the chapter from what its run reported, and notes."""
-    results, items = job.results, job.items
-    where = {(item["kind"], item.get("exercise")): index for index, item in enumerate(items)
-             if item["kind"] != "cell"}
-    first_answer = min(where[("answer", e.number)] for e in chapter.exercises)
-    limit_text = f"the {limit:g} s limit"
-
-    def outcome(index):
-        return results.get(index)
-
-    # A chapter's own cell that fails before any answer runs: nothing in the chapter can be graded.
-    for index, item in enumerate(items[:first_answer]):
-        result = outcome(index)
-        if result is None:
-            return [mark(e, "ungradable", f"the chapter stopped before any answer ran: {job.halted}.")
-                    for e in chapter.exercises], []
-        if result["timed_out"] or (result.get("error") and not item["tolerated"]):
-            what = (f"did not finish within {limit_text}" if result["timed_out"]
-                    else f"raised {error_text(result['error'])}")
-            return [mark(e, "ungradable", f"{own_cell(item['source'])} {what} "
-                                          "before any answer ran; tell your instructor.")
-                    for e in chapter.exercises], []
-
-    marks = []
-    for exercise in chapter.exercises:
-        n = exercise.number
-        answer, check = outcome(where[("answer", n)]), outcome(where[("check", n)])
-        if n not in found:
-            marks.append(mark(exercise, "missing",
-                              f"your notebook for chapter {chapter.number} has no answer cell for {n}."))
-        elif n in job.stopped:
-            kind, why = job.stopped[n]
-            if kind == "answer":
-                marks.append(mark(exercise, "error", f"your answer to {n} {why}."))
-            else:
-                marks.append(mark(exercise, "error", f"while being checked, your answer to {n} {why}."))
-        elif answer is None:
-            marks.append(mark(exercise, "ungradable", f"the chapter stopped before your answer to {n} "
-                                                      f"ran: {job.halted}."))
-        elif answer["timed_out"]:
-            marks.append(mark(exercise, "error", f"your answer to {n} did not finish within {limit_text}."))
-        elif answer.get("error") and answer["error"]["ename"] == "NotImplementedError":
-            if untouched(items[where[("answer", n)]]):
-                marks.append(mark(exercise, "not attempted", "Your answer cell still holds the stub; "
-                                  "put your answer in place of it."))
-            else:
-                marks.append(mark(exercise, "error", f"your answer to {n} never ran to its end: the "
-                                  "stub's raise NotImplementedError() is still in the cell; delete it "
-                                  "(and # YOUR CODE HERE) so your answer counts."))
-        elif answer.get("error"):
-            marks.append(mark(exercise, "error", f"{error_text(answer['error'])} in your answer to {n}.",
-                              helper_hint(answer["error"]["ename"])))
-        elif check is None:
-            marks.append(mark(exercise, "ungradable", f"the chapter stopped before your answer to {n} "
-                                                      f"was checked: {job.halted}."))
-        elif check["timed_out"]:
-            marks.append(mark(exercise, "error", f"checking your answer to {n} did not finish within "
-                                                 f"{limit_text}."))
-        elif check.get("error"):
-            marks.append(mark(exercise, "error", f"{error_text(check['error'])} while checking your "
-                                                 f"answer to {n}.", helper_hint(check["error"]["ename"])))
-        else:
-            verdict = check["verdict"]
-            if verdict["exercise"] != n or verdict["status"] not in ("correct", "not yet", "not attempted"):
-                marks.append(mark(exercise, "error", f"the check of {n} gave no verdict."))
-            else:
-                hint = helper_hint(verdict["sentence"]) if verdict["status"] == "not yet" else None
-                marks.append(mark(exercise, verdict["status"], verdict["sentence"], hint))
-        marks[-1].found_by = found[n].found_by if n in found else None
-    notes = []
-    for index, item in enumerate(items[first_answer:], start=first_answer):
-        result = outcome(index)
-        if item["kind"] == "cell" and result and not item["tolerated"] and (result["timed_out"] or result.get("error")):
-            what = (f"did not finish within {limit_text}" if result["timed_out"]
-                    else f"raised {error_text(result['error'])}")
-            notes.append(f"chapter {chapter.number}: {own_cell(item['source'])} {what} after "
-                         "your answers ran; it uses what an answer cell defines or changes.")
-    return marks, notes
-
-
-def untouched(item):
-    """Whether an answer cell holds nothing but its stub: every line of code it has is a line of
-    the stub (the ____ placeholder line and nbgrader's two lines)."""
-    def lines(source):
-        return {line.strip() for line in source.splitlines() if line.strip()}
-    return lines(item["source"]) <= lines(item["stub"])
-
-
-def helper_hint(text):
-    """ONLY_ANSWER_CELLS when the failure (an exception's name, or a check's sentence) is a
-    NameError, else None."""
-    return ONLY_ANSWER_CELLS if NAME_ERROR.search(text) else None
-
-
-def mark(exercise, status, sentence, hint=None):
-    """The Mark; `hint`, a sentence of the grader's own, follows the (cut) sentence in full."""
-    points = exercise.points if status == "correct" else 0
-    sentence = clean(sentence)
-    if hint:
-        sentence = sentence + ("" if sentence.endswith((".", "!", "?", "...")) else ".") + f" {hint}"
-    return Mark(exercise.number, exercise.chapter, points, exercise.points, status, sentence)
+def scored(exercise, verdict, late=False, late_policy="none"):
+    """The Mark of a verdict: the exercise's own points when correct (none when late under the
+    policy "zero", as nbgrader's LateSubmissionPlugin gives)."""
+    earned = verdict["status"] == "correct" and not (late and late_policy == "zero")
+    return Mark(exercise.number, exercise.chapter, exercise.points if earned else 0, exercise.points,
+                verdict["status"], verdict["sentence"], verdict.get("found_by"), late)
 
 
 # ------------------------------------------------------------------------------ the class
 
 def grade_class(folder, chapters, limit=10, parallel=2, known=None, isolation=None,
-                limits=Limits(), seed=None):
+                limits=Limits(), seed=None, due=None, late_policy="none", budget=Budget()):
     """Grade every student of the class folder on `chapters`; returns a Gradebook. `known`: every
     chapter a notebook may be, when `chapters` is only some of them (their notebooks are skipped).
     `isolation` (judge.sandboxes.Isolation): how the sandboxes are made. `seed`: the cases the
-    checks add to the chapters' own (a fresh secret one when None)."""
+    checks add to the chapters' own (a fresh secret one when None). `due`: {stem: due date};
+    `late_policy`: "none" (late work is marked, and keeps its points) or "zero"."""
     if limit <= 0:
         raise ValueError("timeout: the per-cell limit must be a positive number of seconds")
+    if late_policy not in LATE_POLICIES:
+        raise ValueError(f"late_policy: {late_policy!r} is none of {', '.join(LATE_POLICIES)}")
     started = time.monotonic()
+    known, due = list(known or chapters), dict(due or {})
     isolation = isolation or isolation_here()
-    # The zygote starts before any submission is read, so no sandbox can find one in memory.
-    sandboxes = Sandboxes(isolation, limits)
+    seed = seed or secrets.token_hex(16)
+    grace = max(1.0, limit / 2)
+    cgroups.sweep()
+    groups = cgroups.Groups(limits.memory, limits.tasks)
+    # The zygotes start before any submission is read, so no judge or sandbox can find one in memory.
+    judges = Judges(budget)
+    sandboxes = None
+    results, left = {}, 0
     try:
-        roster = students(folder, chapters, known)
-        jobs, found_by_key = [], {}
-        for student in roster:
-            for chapter in chapters:
-                if chapter.stem in student.notebooks:
-                    try:
-                        found = answers(student.notebooks[chapter.stem][1], chapter)
-                    except Exception as error:  # noqa: BLE001 - a notebook of a shape no chapter has
-                        student.unreadable[chapter.stem] = (f"{student.notebooks[chapter.stem][0].name} "
-                                                            f"could not be read ({type(error).__name__})")
-                        continue
-                    job = Job((student.name, chapter.stem), plan(chapter, found))
-                    found_by_key[job.key] = found
-                    jobs.append(job)
-        seed = seed or secrets.token_hex(16)
-        peak = run_all(sandboxes, jobs, limit, parallel, seed)
+        sandboxes = Sandboxes(isolation, limits)
+        judges.wait()
+        sandboxes.wait()
+        roster = students(folder, known)
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            readable = [n for s in roster for n in s.notebooks if n.problem is None]
+            for notebook, said in zip(readable, pool.map(lambda n: identify(judges, n), readable)):
+                notebook.chapter = said.get("chapter")
+                notebook.unreadable = said.get("why") or said.get("failed")
+            for student in roster:
+                for notebook in student.notebooks:
+                    if notebook.problem is not None:
+                        notebook.chapter = by_name(notebook, known)
+                hand_ins(student, chapters, known, due)
+            jobs = [(student, chapter) for student in roster for chapter in chapters
+                    if chapter.stem in student.graded]
+            slots = queue.Queue()
+            for slot in range(max(1, parallel)):
+                slots.put(slot)
+            items = {chapter.stem: items_in(chapter) for chapter in chapters}
+
+            def run(job):
+                student, chapter = job
+                notebook = student.graded[chapter.stem]
+                grading = Grading(judges, sandboxes, groups, chapter, notebook.shown, limit, grace,
+                                  seed, items[chapter.stem])
+                slot = slots.get()
+                try:
+                    return grading.run(slot, lambda: open_notebook(notebook.path))
+                except Exception as error:  # noqa: BLE001 - one chapter's failure is never the class's
+                    sentence = f"the grader failed on this chapter ({type(error).__name__})."
+                    from course.grader.judge.judges import Chapter
+                    return Chapter([mark(e, "ungradable", sentence) for e in chapter.exercises])
+                finally:
+                    slots.put(slot)
+            for job, result in zip(jobs, pool.map(run, jobs)):
+                results[(job[0].name, job[1].stem)] = result
     finally:
-        left = sandboxes.finish()
+        if sandboxes is not None:
+            left = sandboxes.finish()
+        judges.finish()
+        groups.close()
     if left:
         raise RuntimeError(f"{left} sandboxed processes outlived their chapters and could not be "
                            "killed; no gradebook was written")
-    finished = {job.key: job for job in jobs}
-    grades = []
-    for student in roster:
-        marks, notes = [], [clean(note) for note in student.notes]
-        for chapter in chapters:
-            key = (student.name, chapter.stem)
-            if key in finished and chapter.stem not in student.unreadable:
-                chapter_marks, chapter_notes = marks_for(chapter, finished[key], found_by_key[key], limit)
-                marks += chapter_marks
-                notes += [clean(note) for note in chapter_notes]
-            elif chapter.stem in student.unreadable:
-                marks += [mark(e, "ungradable", student.unreadable[chapter.stem] + ".")
-                          for e in chapter.exercises]
-            else:
-                marks += [mark(e, "missing", f"no notebook for chapter {chapter.number} "
-                                             f"({chapter.stem}) was submitted.")
-                          for e in chapter.exercises]
-        grades.append(Grades(student.name, marks, notes))
+    grades = [grades_of(student, chapters, results, late_policy) for student in roster]
+    used = largest(results)
+    used["sandbox_uids"] = [sandboxes.first_uid, sandboxes.last_uid]
+    used["grader_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
     return Gradebook(chapters, grades, limit, parallel, isolation, seed, time.monotonic() - started,
-                     len(jobs), peak)
+                     len(results), min(parallel, len(results)), groups.bounds,
+                     describe(budget, limits, groups.bounds), used, due, late_policy)
 
 
-# ------------------------------------------------------------------------------ the files
-
-def isolated(book):
-    """The gradebook's last column: whether the grades were computed with isolation."""
-    return "isolated" if book.isolation.complete else "NOT ISOLATED: not tamper-proof"
-
-
-def csv_text(book):
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student"] + [e.number for e in book.exercises] + ["total", "maximum", "isolation"])
-    for grades in book.grades:
-        writer.writerow([grades.student] + [m.points for m in grades.marks]
-                        + [grades.points, grades.maximum, isolated(book)])
-    return buffer.getvalue()
+def identify(judges, notebook):
+    try:
+        fd = open_notebook(notebook.path)
+    except OSError as error:
+        return {"chapter": None, "failed": type(error).__name__}
+    return judges.identify(fd, notebook.path.name)
 
 
-def feedback_text(grades, chapters, isolation):
-    numbers = ", ".join(str(chapter.number) for chapter in chapters)
-    lines = [f"{grades.student}: {grades.points} of {grades.maximum} points",
-             f"Chapters graded: {numbers}. Graded with the instructor's own set-up and checks; from "
-             "your notebooks only the answer cells were taken.", isolation.sentence(), ""]
-    for m in grades.marks:
-        lines.append(f"{m.exercise:>5}  {m.points:>2} of {m.maximum:<2}  {m.verdict()}")
-    if grades.notes:
-        lines += ["", "Notes:"] + [f"- {note}" for note in grades.notes]
-    return "\n".join(lines) + "\n"
+def grades_of(student, chapters, results, late_policy):
+    marks, notes = [], [clean(note, 400) for note in student.notes]
+    used = {}
+    for chapter in chapters:
+        key = (student.name, chapter.stem)
+        late = chapter.stem in student.late
+        if key in results:
+            result = results[key]
+            verdicts = {v["exercise"]: v for v in result.marks}
+            marks += [scored(e, verdicts[e.number], late, late_policy) for e in chapter.exercises]
+            notes += result.notes
+            used[chapter.stem] = result.used
+        elif chapter.stem in student.unreadable:
+            marks += [scored(e, mark(e, "ungradable", student.unreadable[chapter.stem] + "."))
+                      for e in chapter.exercises]
+        else:
+            marks += [scored(e, mark(e, "missing", f"no notebook for chapter {chapter.number} "
+                                                   f"({chapter.stem}) was submitted."))
+                      for e in chapter.exercises]
+    return Grades(student.name, marks, notes, list(student.refused), dict(student.submitted),
+                  dict(student.late), used)
 
 
-def as_json(book):
-    return {
-        "chapters": [chapter.stem for chapter in book.chapters],
-        "run": {"jobs": book.parallel, "peak": book.peak, "chapters": book.chapters_run,
-                "timeout_seconds": book.limit, "seed": book.seed},
-        "isolation": {"mode": book.isolation.mode, "complete": book.isolation.complete,
-                      "reason": book.isolation.reason, "sentence": book.isolation.sentence()},
-        "students": [{"student": g.student, "points": g.points, "maximum": g.maximum,
-                      "exercises": [asdict(m) for m in g.marks], "notes": g.notes}
-                     for g in book.grades],
-    }
+def largest(results):
+    """The most any one judge, and any one job's sandboxes together, used."""
+    found = {"judge_mib": 0, "judge_cpu_seconds": 0.0, "sandboxes_mib": 0, "sandbox_tasks": 0}
+    for result in results.values():
+        used = result.used
+        found["judge_mib"] = max(found["judge_mib"], (used.get("judge_memory") or 0) >> 20)
+        found["judge_cpu_seconds"] = max(found["judge_cpu_seconds"], used.get("judge_cpu") or 0)
+        found["sandboxes_mib"] = max(found["sandboxes_mib"], (used.get("sandbox_memory") or 0) >> 20)
+        found["sandbox_tasks"] = max(found["sandbox_tasks"], used.get("sandbox_tasks") or 0)
+    return found
 
 
-def write(book, out):
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "gradebook.csv").write_text(csv_text(book))
-    (out / "grades.json").write_text(json.dumps(as_json(book), indent=1, ensure_ascii=False) + "\n")
-    feedback = out / "feedback"
-    shutil.rmtree(feedback, ignore_errors=True)
-    feedback.mkdir()
-    for grades in book.grades:
-        (feedback / f"{grades.student}.txt").write_text(feedback_text(grades, book.chapters,
-                                                                      book.isolation))
-    return out
-
+# ------------------------------------------------------------------------------ the summary
 
 def counted(number, noun):
     return f"{number} {noun}" + ("" if number == 1 else "s")
@@ -356,6 +231,12 @@ def summary(book, out):
     lines += [f"{g.student:<{width}}  {g.points:>3} of {g.maximum}" for g in book.grades]
     lines.append(f"{counted(len(book.grades), 'student')}, {counted(book.chapters_run, 'chapter notebook')} "
                  f"graded in {book.seconds:.1f} s ({book.parallel} at a time, {book.limit:g} s per cell)")
+    refused = sum(len(g.refused) for g in book.grades)
+    late = sum(len(g.late) for g in book.grades)
+    if refused or late:
+        lines.append(f"{counted(refused, 'notebook')} refused, {counted(late, 'chapter')} handed in "
+                     "late: see the gradebook's refused and late columns")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")
+    lines.append(book.bounds.sentence())
     lines.append(book.isolation.sentence())
     return "\n".join(lines)

@@ -1,226 +1,309 @@
-"""A class folder: its students, each student's notebook for each chapter, and the answer cells.
+"""A class folder: its students, their notebooks, and which notebook is each chapter's hand-in.
 
-Layouts (they may be mixed):
+The grader reads only names and file metadata here; no notebook is parsed in its own process
+(course.grader.reading does that, in a judge). Layouts (they may be mixed):
 
     class/alice/01-purpose-and-validation.ipynb    a sub-folder per student, notebooks anywhere
-    class/alice/01-purpose-and-validation/01-purpose-and-validation.ipynb   inside it (nbgrader's
-                                                   submitted/<student>/<assignment>/ works as is)
+    class/alice/01-purpose-and-validation/01-purpose-and-validation.ipynb   nbgrader's submitted
+                                                   layout: a folder per assignment (chapter)
     class/bob.ipynb                                a single notebook named by its student
     alice/01-purpose-and-validation.ipynb ...      one student's own folder (chapter-named notebooks
                                                    directly inside): the folder's name is the student
 
-Hidden folders and files (.ipynb_checkpoints, .git) are ignored. Which chapter a notebook is comes
-from its cells (the chapter's cell ids or nbgrader grade_ids), then from its file name (01-...).
+Hidden folders and files (.ipynb_checkpoints, .git) are ignored.
 
-From a student's notebook only the answer cells are taken, one per exercise, found in this order:
-  1. the code cell with the answer cell's id (c01-032): the chapter, the hand-out and nbgrader's
-     release all keep the author's cell ids;
-  2. else the code cell whose nbgrader metadata has the answer's grade_id (exercise-1-1);
-  3. else the code cell that defines the name the check asks about (`wide_fact = ...`,
-     `def to_key(...)`) at its top level, leaving out cells that are the chapter's own.
-When several cells qualify, the last one wins (nbgrader, too, keeps the last of duplicated ids).
+A chapter is graded from its own hand-in only (hand_ins):
+- where the student's folder has the chapter's assignment folder (nbgrader's layout), from
+  <chapter>/<chapter>.ipynb in it, the one notebook nbgrader itself grades there; its
+  timestamp.txt says when it was handed in, and with a due date, whether it was late;
+- elsewhere, from the one notebook of that chapter outside every assignment folder.
+Any other notebook of the chapter (one in another assignment's folder, a second copy) is refused
+and named in the gradebook; when two or more could each be the hand-in, none is graded.
 """
-import ast
-import hashlib
+import datetime
 import os
 import stat
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.notebook import load
+from course.grader.text import safe, shown_path
+
+MOST_NAME = 100         # characters of a student's name as the gradebook shows it
+MOST_ENTRIES = 20_000   # files and folders looked at in one student's folder
+MOST_NOTEBOOKS = 60     # notebooks of one student read (six chapters, with copies, are a dozen)
+MOST_BYTES = 16 << 20   # of one notebook (course.grader.reading.MOST_BYTES, checked before reading)
+MOST_STAMP = 100        # bytes of a timestamp.txt
+
+
+@dataclass
+class Notebook:
+    path: Path
+    shown: str                  # its path in the student's folder, safe to show
+    assignment: str | None      # the chapter whose assignment folder holds it (nbgrader's layout)
+    problem: str | None = None  # why it is not read at all (a link, not a file, too large)
+    chapter: str | None = None  # which chapter it is (a judge reads it, or its name says)
+    unreadable: str | None = None
 
 
 @dataclass
 class Student:
     name: str
-    notebooks: dict = field(default_factory=dict)   # chapter stem -> (Path, notebook)
-    unreadable: dict = field(default_factory=dict)  # chapter stem -> why the notebook cannot be read
+    base: Path                                   # where the notebooks' shown paths start
+    notebooks: list = field(default_factory=list)
+    assignments: set = field(default_factory=set)  # chapters with an assignment folder
+    graded: dict = field(default_factory=dict)   # chapter stem -> the Notebook graded
+    unreadable: dict = field(default_factory=dict)  # chapter stem -> why it cannot be graded
+    refused: list = field(default_factory=list)  # (shown path, why it was not graded)
+    submitted: dict = field(default_factory=dict)  # chapter stem -> when (UTC), from timestamp.txt
+    late: dict = field(default_factory=dict)     # chapter stem -> seconds after the due date
     notes: list = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Answer:
-    source: str
-    found_by: str   # "cell id", "grade_id" or "name"
-
-
-def hidden(path, base):
-    return any(part.startswith(".") for part in path.relative_to(base).parts)
-
-
-MOST_BYTES = 50 << 20  # of one notebook: a chapter with outputs is about 1 MB
-
-
-def read_notebook(path):
-    """The notebook, or (None, reason) when it cannot be read. Only a regular file is read: a
-    link (to the author's chapters, or to another student's work), a FIFO or a device is not."""
-    try:
-        found = os.lstat(path)
-    except OSError as error:
-        return None, type(error).__name__
-    if stat.S_ISLNK(found.st_mode):
-        return None, "it is a link, and the grader reads only files handed in"
-    if not stat.S_ISREG(found.st_mode):
-        return None, "it is not a regular file"
-    if found.st_size > MOST_BYTES:
-        return None, f"it is larger than {MOST_BYTES >> 20} MB"
-    try:
-        return load(path), None
-    except Exception as error:  # invalid JSON, not a notebook, unreadable file
-        return None, f"{type(error).__name__}"
-
-
-def chapter_of(notebook, path, chapters):
-    """The stem of the chapter this notebook is, or None."""
-    if notebook is not None:
-        ids = {cell.get("id") for cell in notebook.cells if isinstance(cell.get("id"), str)}
-        grade_ids = {nbgrader_id(cell) for cell in notebook.cells}
-        scores = []
-        for chapter in chapters:
-            own_ids = {e.answer_id for e in chapter.exercises} | {e.check_id for e in chapter.exercises}
-            own_grade_ids = {e.grade_id for e in chapter.exercises} | {e.check_grade_id for e in chapter.exercises}
-            scores.append((len(ids & own_ids) + len(grade_ids & own_grade_ids), chapter.stem))
-        best = max(scores)
-        if best[0] > 0 and [s for s, _ in scores].count(best[0]) == 1:
-            return best[1]
-    for chapter in chapters:
-        if path.stem == chapter.stem or path.stem.startswith(chapter.stem[:3]):
-            return chapter.stem
-    return None
-
-
-def nbgrader_id(cell):
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    found = meta.get("grade_id") if isinstance(meta, dict) else None
-    return found if isinstance(found, str) else None
-
-
-def collect(student, paths, chapters, base, known):
-    """Assign the student's notebooks to chapters, noting what is ignored or doubled. A notebook
-    of a chapter in `known` but not in `chapters` (one left out of this grading) is left alone."""
-    graded = {chapter.stem for chapter in chapters}
-    found = {}
-    for path in sorted(paths):
-        notebook, reason = read_notebook(path)
-        stem = chapter_of(notebook, path, known)
-        shown = str(path.relative_to(base))
-        if stem is None:
-            student.notes.append(f"{shown} is none of the graded chapters and was not graded.")
-            continue
-        if stem not in graded:
-            continue
-        found.setdefault(stem, []).append((path, notebook, reason))
-    for stem, candidates in found.items():
-        named = [c for c in candidates if c[0].name == stem + ".ipynb"]
-        path, notebook, reason = (named or candidates)[-1]
-        if len(candidates) > 1:
-            student.notes.append(f"{len(candidates)} notebooks are chapter {int(stem[:2])}; "
-                                 f"{path.relative_to(base)} was graded.")
-        if reason is None:
-            student.notebooks[stem] = (path, notebook)
-        else:
-            student.unreadable[stem] = f"{path.relative_to(base)} could not be read ({reason})"
-
-
-def notebooks_under(folder):
-    """Every .ipynb under folder, hidden folders left out, links to folders not followed (a
-    notebook that is a link is found, and refused when read)."""
-    found = []
-    for root, folders, files in os.walk(folder, followlinks=False):
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
-        found += [Path(root) / name for name in sorted(files) if name.endswith(".ipynb")]
-    return found
-
-
-MOST_NAME = 100  # characters of a student's name as the gradebook shows it
 
 
 def shown(name):
     """A student's name as the gradebook, the summary and the feedback file show it: every
-    character that does not print as itself (a control character, any whitespace but a plain
-    space, a backslash) written as an escape, so two folders whose names differ only there stay
-    two students; a name longer than MOST_NAME cut and told apart by a digest of the whole."""
-    text = "".join(c if c == " " or (c.isprintable() and not c.isspace() and c != "\\")
-                   else c.encode("unicode_escape").decode("ascii") if c != "\\" else "\\\\"
-                   for c in name)
+    character that does not print as itself escaped (text.safe), so two folders whose names
+    differ only there stay two students; a name longer than MOST_NAME cut and told apart by a
+    digest of the whole."""
+    import hashlib
+    text = safe(name)
     if len(text) > MOST_NAME:
-        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         text = f"{text[:MOST_NAME - 14]}..{digest}"
     return text
 
 
-def students(folder, chapters, known=None):
-    """The students of a class folder, sorted by name. `known`: every chapter a notebook may be
-    (default: `chapters`), when only some of them are graded."""
+def problem_of(path):
+    """Why the file at `path` is not read at all, or None: only a regular file is read, never a
+    link (to the author's chapters, or to another student's work), a FIFO or a device."""
+    try:
+        found = os.lstat(path)
+    except OSError as error:
+        return type(error).__name__
+    if stat.S_ISLNK(found.st_mode):
+        return "it is a link, and the grader reads only files handed in"
+    if not stat.S_ISREG(found.st_mode):
+        return "it is not a regular file"
+    if found.st_size > MOST_BYTES:
+        return f"it is larger than {MOST_BYTES >> 20} MB"
+    return None
+
+
+def open_notebook(path):
+    """A file descriptor of the notebook at `path` to hand a judge, or OSError: the file itself,
+    never what a link points to, and only if it is still a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError("not a regular file")
+    return fd
+
+
+def walk(student, folder, stems):
+    """The student's notebooks under `folder`, at most MOST_ENTRIES entries looked at."""
+    seen = 0
+    for root, folders, files in os.walk(folder, followlinks=False):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        seen += len(folders) + len(files)
+        if seen > MOST_ENTRIES:
+            student.notes.append(f"your folder holds more than {MOST_ENTRIES:,} files and folders; "
+                                 "the grader looked at the first of them only.")
+            return
+        for name in sorted(files):
+            if not name.endswith(".ipynb") or name.startswith("."):
+                continue
+            path = Path(root) / name
+            if len(student.notebooks) >= MOST_NOTEBOOKS:
+                student.notes.append(f"your folder holds more than {MOST_NOTEBOOKS} notebooks; the "
+                                     "grader read the first of them only.")
+                return
+            add(student, path, stems)
+
+
+def add(student, path, stems):
+    parts = path.relative_to(student.base).parts
+    assignment = parts[0] if len(parts) > 1 and parts[0] in student.assignments else None
+    student.notebooks.append(Notebook(path, shown_path(Path(*parts)), assignment, problem_of(path)))
+
+
+def students(folder, known):
+    """The students of a class folder, sorted by name, with their notebooks (not yet read).
+    `known`: every chapter a notebook may be."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"SUBMISSION: {folder} is not a folder")
-    known = list(known or chapters)
     stems = {chapter.stem for chapter in known}
-    found = {}   # name -> (folder the notebooks are shown relative to, notebook paths)
-    own_folder = []
+    found, own_folder = {}, []
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
         if entry.is_dir() and not entry.is_symlink():
-            found[entry.name] = (entry, notebooks_under(entry))
+            found[entry.name] = entry
         elif entry.suffix == ".ipynb":
             if entry.stem in stems:
                 own_folder.append(entry)              # one student's own folder
             else:
-                found[entry.stem] = (folder, [entry])  # a notebook named by its student
-    if own_folder:
-        found.setdefault(folder.resolve().name, (folder, []))[1].extend(own_folder)
+                found[entry.stem] = entry             # a notebook named by its student
+    if own_folder and folder.resolve().name not in found:
+        found[folder.resolve().name] = own_folder
     result = []
     for name in sorted(found):
-        student = Student(shown(name))
-        base, paths = found[name]
-        collect(student, paths, chapters, base, known)
+        place = found[name]
+        if isinstance(place, list):                   # one student's own folder
+            student = Student(shown(name), folder)
+            for path in place:
+                add(student, path, stems)
+        elif place.is_dir():
+            student = Student(shown(name), place)
+            student.assignments = {stem for stem in stems if (place / stem).is_dir()
+                                   and not (place / stem).is_symlink()}
+            walk(student, place, stems)
+        else:                                         # a notebook named by its student
+            student = Student(shown(name), folder)
+            add(student, place, stems)
         result.append(student)
     return result
 
 
-def defined_names(source):
-    """The names a cell binds at its top level; empty when it is not valid Python."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return names
+def by_name(notebook, chapters):
+    """The chapter a notebook's file name says it is, or None."""
+    stem = notebook.path.name[:-len(".ipynb")]
+    for chapter in chapters:
+        if stem == chapter.stem or stem.startswith(chapter.stem[:3]):
+            return chapter.stem
+    return None
 
 
-def answers(notebook, chapter):
-    """{exercise number: Answer} for the exercises whose answer cell the notebook holds."""
-    cells = [cell for cell in notebook.cells if cell.get("cell_type") == "code"]
-    answer_ids = {e.answer_id for e in chapter.exercises}
-    own = {cell.source for cell in chapter.code_cells() if cell.get("id") not in answer_ids}
-    found = {}
-    taken = set()
-    for exercise in chapter.exercises:
-        by_id = [c for c in cells if c.get("id") == exercise.answer_id]
-        by_grade_id = [c for c in cells if nbgrader_id(c) == exercise.grade_id]
-        if by_id:
-            found[exercise.number] = Answer(by_id[-1].get("source", ""), "cell id")
-        elif by_grade_id:
-            found[exercise.number] = Answer(by_grade_id[-1].get("source", ""), "grade_id")
+def hand_ins(student, chapters, known, due=None):
+    """Decide, from each notebook's chapter (read by a judge, or by name for one not read),
+    which notebook is each graded chapter's hand-in; refuse the others, naming them; read the
+    hand-ins' timestamps and, with `due` ({stem: datetime}), which were late."""
+    graded = {chapter.stem for chapter in chapters}
+    number = {chapter.stem: int(chapter.stem[:2]) for chapter in known}
+    of = {}
+    for notebook in student.notebooks:
+        if notebook.chapter is None:
+            student.notes.append(f"{notebook.shown} is none of the graded chapters and was not graded.")
+        elif notebook.chapter in graded:
+            of.setdefault(notebook.chapter, []).append(notebook)
+    for stem, candidates in of.items():
+        if stem in student.assignments:
+            own = student.base / stem / f"{stem}.ipynb"
+            chosen = [n for n in candidates if n.path == own]
+            why = f"it is not this chapter's hand-in, {stem}/{stem}.ipynb"
         else:
+            chosen = [n for n in candidates if n.assignment is None]
+            why = None
+        for notebook in candidates:
+            if notebook in chosen:
+                continue
+            if notebook.assignment is not None and notebook.assignment != stem:
+                reason = (f"chapter {number[stem]} handed in inside the folder of the "
+                          f"{notebook.assignment} assignment (chapter {number[notebook.assignment]})")
+            else:
+                reason = why or "a copy of a chapter handed in elsewhere too"
+            student.refused.append((notebook.shown, reason))
+        if len(chosen) > 1:
+            names = ", ".join(n.shown for n in chosen)
+            for notebook in chosen:
+                student.refused.append((notebook.shown, f"one of {len(chosen)} notebooks of chapter "
+                                                        f"{number[stem]}"))
+            student.unreadable[stem] = (f"{len(chosen)} notebooks are chapter {number[stem]} ({names}), "
+                                        "so none was graded: hand in one")
             continue
-        taken.add(id(by_id[-1] if by_id else by_grade_id[-1]))
-    for exercise in chapter.exercises:
-        if exercise.number in found or exercise.name is None:
+        if not chosen:
             continue
-        by_name = [c for c in cells if id(c) not in taken
-                   and c.source not in own
-                   and exercise.name in defined_names(c.source)]
-        if by_name:
-            found[exercise.number] = Answer(by_name[-1].source, "name")
-            taken.add(id(by_name[-1]))
+        notebook = chosen[0]
+        problem = notebook.problem or notebook.unreadable
+        if problem:
+            student.unreadable[stem] = f"{notebook.shown} could not be read ({problem})"
+        else:
+            student.graded[stem] = notebook
+        if notebook.assignment == stem:
+            when = timestamp(student.base / stem / "timestamp.txt")
+            if when is not None:
+                student.submitted[stem] = when
+                if due and stem in due and when > due[stem]:
+                    student.late[stem] = (when - due[stem]).total_seconds()
+
+
+# ------------------------------------------------------------------------------ time
+
+def parse_time(text, name="DUE"):
+    """A moment from nbgrader's timestamp format ("2026-03-02 09:00:00.000000 UTC") or ISO 8601
+    ("2026-03-02T17:00+01:00"), as an aware datetime in UTC; without a zone it is UTC, as in
+    nbgrader's gradebook. ValueError naming `name` otherwise."""
+    parts = text.strip().split()
+    zone = datetime.timezone.utc
+    if len(parts) == 3 or (len(parts) == 2 and not parts[1][:1].isdigit()):
+        *parts, label = parts
+        zone = zone_of(label, name)
+    try:
+        moment = datetime.datetime.fromisoformat("T".join(parts) if len(parts) == 2 else parts[0])
+    except (ValueError, IndexError):
+        raise ValueError(f"{name}: {text.strip()[:40]!r} is not a date and time such as "
+                         "'2026-03-02 17:00' or '2026-03-02 17:00 Europe/Berlin'") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.astimezone(datetime.timezone.utc)
+
+
+def zone_of(label, name):
+    if label.upper() in ("UTC", "GMT", "Z"):
+        return datetime.timezone.utc
+    if label[:1] in "+-" and label[1:].replace(":", "").isdigit() and len(label.replace(":", "")) == 5:
+        digits = label[1:].replace(":", "")
+        offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        return datetime.timezone(offset if label[0] == "+" else -offset)
+    try:
+        return zoneinfo.ZoneInfo(label)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        raise ValueError(f"{name}: {label[:40]!r} is not a time zone (UTC, +01:00, Europe/Berlin)") from None
+
+
+def timestamp(path):
+    """When nbgrader says the assignment was handed in (its timestamp.txt), or None."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            text = handle.read(MOST_STAMP + 1)
+    except OSError:
+        return None
+    if len(text) > MOST_STAMP:
+        return None
+    try:
+        return parse_time(text.decode("ascii"), "timestamp.txt")
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def due_dates(text, chapters):
+    """{stem: due datetime} from DUE: one date for every chapter, or "01=<date>;02=<date>".
+    ValueError naming DUE for anything else."""
+    if not text:
+        return {}
+    if "=" not in text:
+        moment = parse_time(text)
+        return {chapter.stem: moment for chapter in chapters}
+    by_number = {int(chapter.stem[:2]): chapter.stem for chapter in chapters}
+    found = {}
+    for part in text.split(";"):
+        number, _, when = part.partition("=")
+        if not number.strip().isdigit() or int(number) not in by_number:
+            raise ValueError(f"DUE: {number.strip()[:20]!r} is not a graded chapter's number")
+        found[by_number[int(number)]] = parse_time(when)
     return found
+
+
+def late_text(seconds):
+    """How late, in words: "3 days 2 h", "2 h 5 min", "4 min", "12 s"."""
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''} {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min" if minutes else f"{seconds} s"

@@ -17,8 +17,10 @@ A value crosses as JSON in which every container is a tagged object:
 
 Decoding builds exact built-in types only (never a subclass, never an object with behaviour of
 its own), so nothing the sandbox sends can bring code into the judge: a str subclass whose __eq__
-always says yes arrives as an opaque object, or not at all. Both sides import this module; it
-imports nothing of the workbook's.
+always says yes arrives as an opaque object, or not at all. Its cost is linear in what it reads:
+a set or a dict whose items' hashes collide (ints that differ by multiples of 2**61 - 1 all hash
+alike, and would cost the square of their number to put in one) is refused before it is built.
+Both sides import this module; it imports nothing of the workbook's.
 """
 import base64
 import json
@@ -27,6 +29,7 @@ import struct
 MAX_MESSAGE = 8 << 20      # bytes in one message
 MAX_DEPTH = 64             # nesting of containers in one value
 MAX_NODES = 200_000        # values in one message
+MAX_COLLISIONS = 8         # items of one set, or keys of one dict, that may share a hash
 SCALARS = (type(None), bool, int, float, str)
 SEQUENCES = {list: "list", tuple: "tuple", set: "set", frozenset: "frozenset"}
 # The classes a value may name. The sandbox maps a name to its own class, the judge to its own.
@@ -122,18 +125,16 @@ class Decoder:
         tag = data["$"]
         if tag in ("list", "tuple", "set", "frozenset"):
             items = [self(item, depth + 1) for item in self.array(data, "v")]
-            try:
-                return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
-            except TypeError:
-                raise WireError("a set with an item that cannot be in one") from None
+            if tag in ("set", "frozenset"):
+                spread(items, "a set")
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         if tag == "dict":
             pairs = self.array(data, "v")
             if not all(type(pair) is list and len(pair) == 2 for pair in pairs):
                 raise WireError("a dict that is not a list of pairs")
-            try:
-                return {self(k, depth + 1): self(v, depth + 1) for k, v in pairs}
-            except TypeError:
-                raise WireError("a dict with a key that cannot be one") from None
+            keys = [self(k, depth + 1) for k, _ in pairs]
+            spread(keys, "a dict")
+            return dict(zip(keys, [self(v, depth + 1) for _, v in pairs]))
         if tag == "bytes":
             text = data.get("v")
             if type(text) is not str:
@@ -153,6 +154,21 @@ class Decoder:
 
     def tagged(self, tag, data, depth):
         raise WireError(f"a value tagged {tag!r}, which this side does not take")
+
+
+def spread(items, what):
+    """Refuse items for a set or dict that cannot be hashed, or whose hashes collide more than
+    MAX_COLLISIONS times: counted by hash value, which costs one step per item."""
+    counts = {}
+    for item in items:
+        try:
+            value = hash(item)
+        except TypeError:
+            raise WireError(f"{what} with an item that cannot be in one") from None
+        counts[value] = counts.get(value, 0) + 1
+        if counts[value] > MAX_COLLISIONS:
+            raise WireError(f"{what} whose items' hashes collide: more than {MAX_COLLISIONS} "
+                            "items share one")
 
 
 def text_of(data, field, limit=300):

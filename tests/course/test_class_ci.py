@@ -135,7 +135,8 @@ def test_the_grading_workflow_grades_isolated_on_the_runners_vm_and_uploads_only
     # the upload comes straight after the grader, and only when it succeeded, isolated
     (upload,) = job["steps"][grading + 1:]
     assert upload["uses"].startswith("actions/upload-artifact@") and "if" not in upload
-    assert upload["with"]["path"] == "grades/" and upload["with"]["if-no-files-found"] == "error"
+    # the run's own files, whole: grades/current is the run the grader made current in one rename
+    assert upload["with"]["path"] == "grades/current/" and upload["with"]["if-no-files-found"] == "error"
     header = GRADING.read_text().split("\nname:")[0]
     for protected in ("The grades.", "every sandboxed process is", "The network.", "The repository.",
                       "Isolation or no gradebook."):

@@ -8,6 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 from course.grader import gradebook
 from course.grader.chapters import SOURCE, read_chapter
+from course.grader.cgroups import Bounds
 from course.grader.judge.sandboxes import Isolation
 from course.grader.submissions import MOST_NAME, shown, students
 
@@ -27,7 +28,8 @@ def test_the_gradebook_has_a_row_and_a_feedback_file_for_each_folder(tmp_path):
         (tmp_path / "class" / name).mkdir(parents=True)
     roster = students(tmp_path / "class", [chapter])
     book = gradebook.Gradebook([chapter], [gradebook.Grades(s.name, []) for s in roster], 1.0, 1,
-                              Isolation("none", "a test of the files only"))
+                              Isolation("none", "a test of the files only"),
+                              bounds=Bounds("per process", 1 << 30, 64, False))
     gradebook.write(book, tmp_path / "out")
     rows = list(csv.reader(io.StringIO((tmp_path / "out" / "gradebook.csv").read_text())))[1:]
     assert sorted(row[0] for row in rows) == sorted(shown(name) for name in NAMES)

@@ -14,9 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 from course.grader import cli as grade
 from course.grader.chapters import GRADED, SOURCE, own_cell, read_chapter, select
 from course.notebook import without_markers
-from course.grader.gradebook import clean, grade_class, plan
+from course.grader.gradebook import grade_class
 from course.editions.release import release_notebook
-from course.grader.submissions import answers, students
+from course.grader.reading import answers, chapter_of, load
+from course.grader.submissions import by_name, due_dates, hand_ins, late_text, parse_time, students
+from course.grader.text import clean
+from course.grader.verdicts import plan
 
 CHAPTER_1 = SOURCE / "01-purpose-and-validation.ipynb"
 
@@ -104,6 +107,20 @@ def write(path, notebook):
     nbformat.write(notebook, path)
 
 
+def read_class(folder, chapters, known=None, due=None):
+    """The class as the grader reads it, each notebook read here (a judge reads it in make grade)."""
+    known = known or chapters
+    roster = students(folder, known)
+    for student in roster:
+        for notebook in student.notebooks:
+            if notebook.problem is None:
+                notebook.chapter = chapter_of(load(notebook.path.read_bytes()), notebook.path.name, known)
+            else:
+                notebook.chapter = by_name(notebook, known)
+        hand_ins(student, chapters, known, due)
+    return {s.name: s for s in roster}
+
+
 def test_every_layout_of_a_class_folder_is_read(tmp_path, chapter, handout):
     name = chapter.filename
     write(tmp_path / "alice" / name, handout)                                   # a folder per student
@@ -113,18 +130,55 @@ def test_every_layout_of_a_class_folder_is_read(tmp_path, chapter, handout):
     write(tmp_path / "dave" / "notes.ipynb", nbformat.v4.new_notebook())        # not a chapter
     write(tmp_path / "erin" / name, handout)
     write(tmp_path / "erin" / "copy of chapter 1.ipynb", handout)               # two copies of chapter 1
-    found = {s.name: s for s in students(tmp_path, [chapter])}
+    found = read_class(tmp_path, [chapter])
     assert sorted(found) == ["alice", "bob", "carol", "dave", "erin"]
-    assert {n: [p.relative_to(tmp_path).as_posix() for p, _ in s.notebooks.values()] for n, s in found.items()} == {
+    assert {n: [nb.path.relative_to(tmp_path).as_posix() for nb in s.graded.values()] for n, s in found.items()} == {
         "alice": [f"alice/{name}"], "bob": [f"bob/{chapter.stem}/{name}"], "carol": ["carol.ipynb"],
-        "dave": [], "erin": [f"erin/{name}"]}
+        "dave": [], "erin": []}
     assert found["dave"].notes == ["notes.ipynb is none of the graded chapters and was not graded."]
-    assert found["erin"].notes == [f"2 notebooks are chapter 1; {name} was graded."]
+    # neither copy is the hand-in: both are refused, named, and the chapter is not graded
+    assert sorted(found["erin"].refused) == [(name, "one of 2 notebooks of chapter 1"),
+                                             ("copy of chapter 1.ipynb", "one of 2 notebooks of chapter 1")]
+    assert found["erin"].unreadable[chapter.stem] == (
+        f"2 notebooks are chapter 1 ({name}, copy of chapter 1.ipynb), so none was graded: hand in one")
 
 
 def test_one_students_own_folder_is_a_class_of_one(tmp_path, chapter, handout):
     write(tmp_path / "frank" / chapter.filename, handout)
-    assert [(s.name, list(s.notebooks)) for s in students(tmp_path / "frank", [chapter])] == [("frank", [chapter.stem])]
+    found = read_class(tmp_path / "frank", [chapter])
+    assert [(name, list(s.graded)) for name, s in found.items()] == [("frank", [chapter.stem])]
+
+
+def test_in_nbgrader_layout_a_chapter_is_graded_from_its_own_assignment_folder_only(tmp_path, chapter, handout):
+    chapter_2 = read_chapter(SOURCE / f"{GRADED[1]}.ipynb")
+    one, two = chapter.stem, chapter_2.stem
+    write(tmp_path / "ann" / one / chapter.filename, handout)                      # the hand-in
+    (tmp_path / "ann" / one / "timestamp.txt").write_text("2026-03-02 09:30:00.000000 UTC\n")
+    write(tmp_path / "ann" / one / "01-copy.ipynb", handout)                       # not nbgrader's name
+    write(tmp_path / "ann" / two / chapter.filename, handout)                      # in chapter 2's folder
+    write(tmp_path / "ann" / chapter.filename, handout)                            # beside the folders
+    due = due_dates("2026-03-02 09:00", [chapter, chapter_2])
+    (ann,) = read_class(tmp_path, [chapter, chapter_2], due=due).values()
+    assert [nb.shown for nb in ann.graded.values()] == [f"{one}/{chapter.filename}"]
+    assert sorted(ann.refused) == sorted([
+        (f"{one}/01-copy.ipynb", f"it is not this chapter's hand-in, {one}/{one}.ipynb"),
+        (f"{two}/{chapter.filename}", f"chapter 1 handed in inside the folder of the {two} assignment (chapter 2)"),
+        (chapter.filename, f"it is not this chapter's hand-in, {one}/{one}.ipynb")])
+    assert ann.late == {one: 1800.0} and late_text(1800) == "30 min"
+    assert ann.submitted[one].isoformat() == "2026-03-02T09:30:00+00:00"
+
+
+def test_a_due_date_is_read_as_nbgrader_reads_a_timestamp():
+    utc = parse_time("2026-03-02 09:00:00.000000 UTC")
+    assert utc.isoformat() == "2026-03-02T09:00:00+00:00"
+    assert parse_time("2026-03-02 10:00 Europe/Berlin") == utc == parse_time("2026-03-02T10:00+01:00")
+    assert parse_time("2026-03-02 10:00 +0100") == utc == parse_time("2026-03-02 09:00")
+    chapters = [read_chapter(SOURCE / f"{stem}.ipynb") for stem in GRADED[:2]]
+    assert due_dates("01=2026-03-02 09:00;2=2026-03-09 09:00", chapters) == {
+        GRADED[0]: utc, GRADED[1]: parse_time("2026-03-09 09:00")}
+    for wrong in ("next tuesday", "2026-03-02 09:00 Mars/Olympus", "7=2026-03-02"):
+        with pytest.raises(ValueError, match="^DUE: "):
+            due_dates(wrong, chapters)
 
 
 def test_a_chapters_own_cell_is_named_by_its_first_line_of_code_never_by_its_id():
@@ -162,7 +216,8 @@ def test_clean_leaves_one_line_of_plain_text():
 
 def test_the_command_line_refuses_bad_arguments_with_exit_status_2(tmp_path):
     for arguments in ([str(tmp_path / "nowhere")], [str(tmp_path), "--timeout", "0"], [str(tmp_path), "--jobs", "0"],
-                      [str(tmp_path), "--chapters", "7"]):
+                      [str(tmp_path), "--chapters", "7"], [str(tmp_path), "--due", "soon"],
+                      [str(tmp_path), "--late", "half"]):
         with pytest.raises(SystemExit) as stopped:
             grade.main(arguments)
         assert stopped.value.code == 2
@@ -187,6 +242,8 @@ def test_make_passes_the_time_limit_jobs_and_output_folder_through():
         "workbook-grade class --out build/grades --timeout 10 --chapters 01,02 --isolation auto")
     assert dry_run("grade", "SUBMISSION=class", "ISOLATION=required", "MEMORY=512", "SEED=ab12").endswith(
         "workbook-grade class --out build/grades --timeout 10 --isolation required --memory 512 --seed ab12")
+    assert dry_run("grade", "SUBMISSION=class", "DUE=2026-03-02 17:00", "LATE=zero").endswith(
+        "workbook-grade class --out build/grades --timeout 10 --isolation auto --due '2026-03-02 17:00' --late zero")
     for target in ("class", "student"):
         assert dry_run(target).endswith("workbook-class build/class --timeout 10")
     assert dry_run("class", "CLASS=/srv/course", "TIMEOUT=4").endswith("workbook-class /srv/course --timeout 4")

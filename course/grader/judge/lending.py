@@ -41,6 +41,16 @@ LIMITS = {sqlite3.SQLITE_LIMIT_LENGTH: 1_000_000, sqlite3.SQLITE_LIMIT_SQL_LENGT
           sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10}
 
 
+class Busy:
+    """The lent question the judge is answering now: since when, and on which connections
+    (judge.job's watchdog interrupts them, and ends the judge when they hold it too long)."""
+    started = None
+    connections = ()
+
+
+BUSY = Busy()
+
+
 class Remote:
     """A function of the student's, in the sandbox. Calling it calls it there."""
 
@@ -55,10 +65,20 @@ class Remote:
         return f"<your function {self.__name__}>"
 
 
-def opaque_class(type_name):
-    """An object the sandbox could not send as data: a stand-in that only names its type."""
+MOST_TYPES = 256   # type names one decoder makes stand-in classes for; the rest share one
+
+
+def opaque_class(type_name, made=None):
+    """An object the sandbox could not send as data: a stand-in that only names its type. One
+    class per name in `made` (a decoder's), and at most MOST_TYPES of them: a class costs a
+    kilobyte, a name forty bytes on the wire."""
     module, _, name = "".join(c for c in type_name if c.isprintable())[:120].rpartition(".")
-    return type(name or "object", (Opaque,), {"__module__": module or "sandbox"})
+    if made is None:
+        return type(name or "object", (Opaque,), {"__module__": module or "sandbox"})
+    key = (module, name) if len(made) < MOST_TYPES or (module, name) in made else ("sandbox", "object")
+    if key not in made:
+        made[key] = type(key[1] or "object", (Opaque,), {"__module__": key[0] or "sandbox"})
+    return made[key]
 
 
 class Opaque:
@@ -122,9 +142,11 @@ class Lending:
         too, inside the bound), or the error it raised."""
         self.steps, self.deadline = 0, time.monotonic() + MOST_SECONDS
         self.bound(True)
+        BUSY.connections, BUSY.started = tuple(self.guarded), time.monotonic()
         try:
             return JudgeEncoder(self)(self.use(question))
         finally:
+            BUSY.started = None
             self.bound(False)
 
     def use(self, question):
@@ -238,7 +260,7 @@ class JudgeDecoder(wire.Decoder):
     functions as Remotes, lent objects handed back, and everything else as an Opaque."""
 
     def __init__(self, session, lending):
-        self.session, self.lending = session, lending
+        self.session, self.lending, self.made = session, lending, {}
 
     def tagged(self, tag, data, depth):
         if tag == "blank":
@@ -250,7 +272,7 @@ class JudgeDecoder(wire.Decoder):
                 return Conflict
             raise wire.WireError("a class the judge does not know")
         if tag == "object":
-            return opaque_class(wire.text_of(data, "type"))()
+            return opaque_class(wire.text_of(data, "type"), self.made)()
         if tag == "callable":
             if self.session is None or type(data.get("id")) is not int:
                 raise wire.WireError("a function where none can be taken")
@@ -274,11 +296,11 @@ class JudgeDecoder(wire.Decoder):
             raise wire.WireError("an operation the judge does not know")
         names = {f.name for f in fields(kind)}
         if not set(values) <= names:
-            return opaque_class(f"workbook.teaching.timeline.{kind.__name__}")()
+            return opaque_class(f"workbook.teaching.timeline.{kind.__name__}", self.made)()
         try:
             return kind(**{name: self(value, depth + 1) for name, value in values.items()})
         except TypeError:
-            return opaque_class(f"workbook.teaching.timeline.{kind.__name__}")()
+            return opaque_class(f"workbook.teaching.timeline.{kind.__name__}", self.made)()
 
 
 def judge_error(data):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -58,6 +59,20 @@ def isolation_here(wanted="auto"):
         return Isolation("partial", f"{refused}, so each chapter ran only as a user of its own, "
                                     "seeing every file any user may read.")
     return Isolation("isolated", "")
+
+
+def zygote(module, channel, arguments=(), **options):
+    """Start `module` as a program of its own, `python -I -m module FD ...`, with its end of the
+    channel and an environment of a few fixed variables (none of the grader's); close that end."""
+    environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                   "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "agg",
+                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-m", module, str(channel.fileno()), *arguments],
+                                pass_fds=[channel.fileno()], env=environment,
+                                stdin=subprocess.DEVNULL, **options)
+    finally:
+        channel.close()
 
 
 class SandboxError(Exception):
@@ -124,18 +139,16 @@ class Sandboxes:
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         settings = {"isolation": isolation.mode, "root": self.root, "package_parent": package_parent(),
                     "readable": readable_paths(), "owner": os.getpid()}
-        environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-                       "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "agg",
-                       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-m", "course.grader.sandbox.zygote", str(theirs.fileno()),
-             json.dumps(settings)], pass_fds=[theirs.fileno()], env=environment,
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        theirs.close()
+        self.process = zygote("course.grader.sandbox.zygote", theirs, [json.dumps(settings)],
+                              stdout=self.log, stderr=self.log)
+
+    def wait(self):
+        """Wait until the zygote has built the jail (while the judges' zygote starts too)."""
         said = self.receive()
         if not said.get("ready"):
             self.end()
             raise SandboxError(f"the sandbox could not be built: {said.get('why', self.tail())}")
+        return self
 
     def receive(self):
         data = self.channel.recv(1 << 16)
@@ -148,12 +161,13 @@ class Sandboxes:
         lines = self.log.read().decode(errors="replace").strip().splitlines()
         return lines[-1] if lines else "no message"
 
-    def start(self):
-        """A new sandbox, as a user of its own."""
+    def start(self, cgroups=()):
+        """A new sandbox, as a user of its own, in the control groups whose cgroup.procs files
+        `cgroups` names (course.grader.cgroups: its job's)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with self.lock:
             uid = next(self.uids)
-            request = {"op": "fork", "uid": uid, "limits": asdict(self.limits)}
+            request = {"op": "fork", "uid": uid, "limits": asdict(self.limits), "cgroups": list(cgroups)}
             try:
                 socket.send_fds(self.channel, [json.dumps(request).encode()], [theirs.fileno()])
                 said = self.receive()
@@ -161,11 +175,18 @@ class Sandboxes:
                 theirs.close()
         return Sandbox(ours, said["forked"], uid, self.isolation.mode)
 
-    def status(self, sandbox):
-        """How a sandbox ended: its exit code, minus the signal that ended it, or None."""
-        with self.lock:
-            self.channel.send(json.dumps({"op": "status", "pid": sandbox.pid}).encode())
-            return self.receive().get("status")
+    def status(self, sandbox, wait=2.0):
+        """How a sandbox ended: its exit code, minus the signal that ended it, or None when it
+        still runs `wait` seconds from now. The zygote is asked without waiting, again and again,
+        so that no job's wait holds up another's sandbox."""
+        give_up = time.monotonic() + wait
+        while True:
+            with self.lock:
+                self.channel.send(json.dumps({"op": "status", "pid": sandbox.pid, "wait": 0}).encode())
+                status = self.receive().get("status")
+            if status is not None or time.monotonic() >= give_up:
+                return status
+            time.sleep(0.01)
 
     def finish(self):
         """End every sandbox and everything they started; the number of their processes left."""
@@ -173,7 +194,8 @@ class Sandboxes:
             self.channel.send(json.dumps({"op": "finish"}).encode())
             said = self.receive()
         self.end()
-        left = len(jail.processes_of(range(self.first_uid, next(self.uids)))) if os.geteuid() == 0 else 0
+        self.last_uid = next(self.uids) - 1
+        left = len(jail.processes_of(range(self.first_uid, self.last_uid + 1))) if os.geteuid() == 0 else 0
         self.uid_lock.close()
         return max(left, said.get("left", 0))
 

@@ -1,6 +1,7 @@
 """One student's chapter: its cells and answers run in a sandbox, its checks run here.
 
-The plan (course.grader.gradebook.plan) is the chapter's exercise section: its own cells, the
+This runs in the chapter's own judge process (judge.job), whose budget bounds whatever it costs.
+The plan (course.grader.verdicts.plan) is the chapter's exercise section: its own cells, the
 student's answer cells in place of the worked ones, and a check in place of each check cell. A
 cell runs in the sandbox under the per-cell limit. A check asks the sandbox for the value its
 cell names, then runs the check here (workbook.teaching.exercises.checks), on that value as data or, for
@@ -15,9 +16,7 @@ after it are still graded. A sandbox that dies, or breaks the channel, is handle
 import importlib
 import itertools
 import random
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from course.grader import wire
@@ -54,8 +53,12 @@ def in_words(item):
 
 
 class Session:
-    def __init__(self, sandboxes, job, limit, grace, seed):
+    """`sandboxes`: where a sandbox is had (start()) and how one ended is asked (status()).
+    `doing(item)`, if given, is told each item as it starts."""
+
+    def __init__(self, sandboxes, job, limit, grace, seed, doing=None):
         self.sandboxes, self.job, self.limit, self.grace, self.seed = sandboxes, job, limit, grace, seed
+        self.doing = doing or (lambda item: None)
         # A check's own limit, just inside the cell's: a slow but right answer gets the time the
         # instructor allowed, and a loop ends as the check's "not yet", as in a notebook.
         self.check_limit = max(limit * 0.8, limit - 1)
@@ -82,6 +85,7 @@ class Session:
                     if skipped:  # an answer that stopped an earlier run: its stub keeps the names
                         item = dict(item, source=item["stub"])
                     current = index
+                    self.doing(item)
                     job.results[index] = (self.check(item) if item["kind"] == "check"
                                           else self.cell(item))
                 return job
@@ -225,26 +229,3 @@ class Session:
         if status < 0:
             return f"ended the Python process (signal {-status})"
         return f"ended the Python process (exit code {status})"
-
-
-def run_all(sandboxes, jobs, limit, parallel, seed, grace=None):
-    """Run every job, `parallel` at a time; returns the most that ran at once."""
-    grace = grace if grace is not None else max(1.0, limit / 2)
-    running, peak, lock = 0, 0, threading.Lock()
-
-    def one(job):
-        nonlocal running, peak
-        with lock:
-            running += 1
-            peak = max(peak, running)
-        try:
-            return Session(sandboxes, job, limit, grace, seed).run()
-        except Exception as error:  # noqa: BLE001 - one chapter's failure is never the class's
-            job.halted = f"the grader failed on this chapter ({type(error).__name__})"
-            return job
-        finally:
-            with lock:
-                running -= 1
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        list(pool.map(one, jobs))
-    return peak

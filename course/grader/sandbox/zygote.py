@@ -4,8 +4,9 @@ The grader starts it as a program of its own, with a clean environment, before i
 submission or check. It imports the libraries the chapters use (so each sandbox starts in
 milliseconds, sharing them copy-on-write), builds the jail once, then waits on its channel:
 
-    {"op": "fork", "uid": n, "limits": {...}} + the sandbox's end of a socket
-        -> {"forked": pid}   the pid to interrupt or kill (PID 1 of the sandbox's namespace)
+    {"op": "fork", "uid": n, "limits": {...}, "cgroups": [...]} + the sandbox's end of a socket
+        -> {"forked": pid}   the pid to interrupt or kill (PID 1 of the sandbox's namespace),
+                             in the job's control groups (their cgroup.procs files) from the start
     {"op": "finish"}
         -> {"finished": true, "left": 0}   every sandbox and everything it started is gone
 
@@ -73,6 +74,9 @@ class Zygote:
                 self.channel.close()
                 jail.prctl(jail.PR_SET_PDEATHSIG, signal.SIGKILL)
                 os.setsid()
+                for procs in request.get("cgroups", []):  # before the sandbox is forked
+                    with open(procs, "w") as group:
+                        group.write(str(os.getpid()))
                 if self.mode == "isolated":
                     os.unshare(jail.NAMESPACES)
                     pid = os.fork()
@@ -117,11 +121,14 @@ class Zygote:
                 self.statuses[sandbox] = code
 
     def status(self, pid, wait=2.0):
-        """How the sandbox `pid` ended: its exit code, or minus the signal; None if it runs on."""
+        """How the sandbox `pid` ended: its exit code, or minus the signal; None if it runs on
+        `wait` seconds from now (the grader asks with 0, and asks again, so that one sandbox's
+        end never holds up another's start)."""
         give_up = time.monotonic() + wait
+        self.reap()
         while pid not in self.statuses and time.monotonic() < give_up:
-            self.reap()
             time.sleep(0.01)
+            self.reap()
         return self.statuses.get(pid)
 
     def finish(self):
@@ -168,7 +175,7 @@ class Zygote:
                 sock = socket.socket(fileno=fds[0])
                 self.answer({"forked": self.fork(request, sock)})
             elif request["op"] == "status":
-                self.answer({"status": self.status(request["pid"])})
+                self.answer({"status": self.status(request["pid"], request.get("wait", 2.0))})
             elif request["op"] == "finish":
                 self.answer({"finished": True, "left": self.finish()})
                 return

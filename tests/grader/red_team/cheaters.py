@@ -401,7 +401,7 @@ OPENS_THE_GRADERS_FILES = f'''def test_purge_includes_the_deadline(store):
 OPENS_DATABASE_AFTER_DATABASE = '''def test_forget_needs_the_current_revision(store):
     for _ in range(6):
         db = store.connect()
-        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 60) "
+        db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) "
                    "INSERT INTO records SELECT 'a', 'fact', 'k' || x, 1, 1, zeroblob(900000) FROM c")
     assert False, "opened them all"'''
 ROWS_TOO_BIG_TO_SEND = '''def last_visible(db, tenant, kind, key, start):
@@ -600,6 +600,7 @@ def honest():
     kinds["right-but-a-memory-bomb"] = (ALL, right_except(MEMORY_BOMB, "1.1"), [0] + [1] * 17)
     kinds["right-but-deaf-in-2.1"] = (ALL, right_except(DEAF_LOOP, "2.1"), [1, 1, 1, 0] + [1] * 14)
     kinds["right-with-subclasses"] = (ALL, right_with_subclasses, [1] * 18)
+    kinds["slow-but-right"] = ((2,), slow_but_right, [0] * 3 + [1] * 3 + [0] * 12)
     return kinds
 
 
@@ -616,3 +617,186 @@ def purge_job(db, tenants, now):
 Interval = namedtuple("Interval", "start end")
 visible = [Interval(100, 109), Interval(111, 113)]''')
     return edition
+
+
+# ------------------------------------------------- issue 28: the trusted side, one trick per kind
+# Each of these held up, crashed or fooled the grader once (issue 28, "Why"); tests/grader/
+# red_team/test_red_team.py says what each must do now.
+
+# An exception of the answer's own taken for the check's own event: 5.3 crashes before it does
+# anything on its first call ever, so the check's run without a crash records no event at all
+# and tries no crash point; 3.1 rereads until the other worker stops writing and, when it never
+# does, raises a Conflict of its own without ever trying a write.
+A_CRASH_OF_ITS_OWN = '''from workbook.teaching.exercises.ch5 import SimulatedCrash
+_calls = [0]
+def send_once(db, mailer, now):
+    _calls[0] += 1
+    if _calls[0] == 1:
+        raise SimulatedCrash("the process dies here")
+    record = get(db, "orchard", "checkpoint", "notify", now)
+    if record is None or record["value"]["step"] == 2:
+        return None
+    mailer.send("weekly-summary")
+    value = record["value"]
+    value["step"] = 2
+    return put(db, "orchard", "checkpoint", "notify", value, record["revision"], now, 60)'''
+A_CONFLICT_OF_ITS_OWN = '''def increment(db, now):
+    last = None
+    for _ in range(6):
+        record = get(db, "orchard", "fact", "visits", now)
+        if last is not None and record["revision"] == last["revision"]:
+            value = record["value"]
+            value["text"] = str(int(value["text"]) + 1)
+            return put(db, "orchard", "fact", "visits", value, record["revision"], now, 60)
+        last = record
+    raise Conflict("the other worker keeps writing")'''
+
+# What the sandbox sends, forged: items whose hashes are all equal (multiples of 2**61 - 1, the
+# modulus of an int's hash), in a set and as a dict's keys. Put into hash containers as they are
+# decoded, they cost the square of their number: tens of seconds of the judge's time.
+COLLIDING = '''import sys as _sys
+_worker = _sys.modules["course.grader.sandbox.worker"]
+_forged = {{"$": "{kind}", "v": [{item} for _k in range(1, {count})]}}
+class _Marker:
+    pass
+{name} = _Marker()
+_encode = _worker.Encoder.__call__
+def _call(self, value, depth=0):
+    return _forged if isinstance(value, _Marker) else _encode(self, value, depth)
+_worker.Encoder.__call__ = _call'''
+COLLIDING_SET = COLLIDING.format(kind="set", item="(2**61 - 1) * _k", count=120_000, name="wide_fact")
+COLLIDING_DICT = COLLIDING.format(kind="dict", item="[(2**61 - 1) * _k, 1]", count=120_000,
+                                  name="remaining")
+
+# One statement through a lent connection whose every step is long: instr() over a 600 kB string
+# is one VM instruction that runs for seconds, so a bound checked between instructions never fires.
+LONG_STATEMENT = '''def last_visible(db, tenant, kind, key, start):
+    db.execute("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 30) "
+               "SELECT instr(a, b) FROM (SELECT printf('%.*c', 600000, 'a') AS a, "
+               "printf('%.*c', 290000, 'a') || 'b' AS b), n").fetchall()
+    return None'''
+
+# Text the files cannot hold as it is: a lone surrogate in an exception's message, and (FILES)
+# in a file name that is not UTF-8.
+A_LONE_SURROGATE = '''raise ValueError("half a character: \\udcff")'''
+
+# Memory bounded per process, not per student: eight children, each below the per-process cap,
+# each holding up to 400 MB (in 20 MB pieces, as much as its own cap lets it) until the sandbox ends.
+MANY_CHILDREN = '''import os as _os, time as _time
+for _ in range(8):
+    if _os.fork() == 0:
+        try:
+            _held = []
+            try:
+                for _ in range(20):
+                    _held.append(b"x" * (20 << 20))
+            except MemoryError:
+                pass
+            _time.sleep(60)
+        finally:
+            _os._exit(0)
+_time.sleep(2)
+'''
+
+# An honest student whose function takes its time: a right answer that sleeps a little on each
+# call, so that its check runs for a while (about half a second), beside whatever the others send.
+SLOW = {"2.1": '''import time as _time
+def last_visible(db, tenant, kind, key, start):
+    _time.sleep(0.03)
+    record = get(db, tenant, kind, key, start)
+    return None if record is None else record["expires"] - 1'''}
+
+
+def slow_but_right(edition):
+    edition.all_right()
+    for number, source in SLOW.items():
+        if number in edition.exercises:
+            edition.answer(number, source)
+    return edition
+
+
+def issue_28():
+    """{student: (chapters handed in, build(edition))}: the tricks that run as answer cells."""
+    return {
+        "a-crash-of-its-own": ((5,), replaced({"5.3": A_CRASH_OF_ITS_OWN})),
+        "a-conflict-of-its-own": ((3,), replaced({"3.1": A_CONFLICT_OF_ITS_OWN})),
+        "colliding-set": ((1,), replaced({"1.1": COLLIDING_SET})),
+        "colliding-dict": ((4,), replaced({"4.3": COLLIDING_DICT})),
+        "a-long-statement": ((2,), replaced({"2.1": LONG_STATEMENT})),
+        "a-lone-surrogate": ((1,), replaced({"1.2": A_LONE_SURROGATE})),
+        "many-children": ((1,), prefixed(MANY_CHILDREN, "1.1")),
+    }
+
+
+# Hand-ins laid out to be graded from the wrong place, and files no grader should trip on:
+# {student: build(folder, chapters by number, hand-outs by stem)}.
+def late_copy_in_another_folder(folder, chapters, given):
+    """nbgrader's layout: chapter 1 wrong and on time in its own assignment's folder, and a right
+    copy of it handed in later inside the chapter 2 assignment's folder."""
+    from course.grader.demo_class import Edition
+    one, two = chapters[1], chapters[2]
+    student = folder / "late-copy-in-another-folder"
+    for chapter, stamp in ((one, "2026-03-02 09:00:00.000000 UTC"), (two, "2026-03-09 09:00:00.000000 UTC")):
+        (student / chapter.stem).mkdir(parents=True)
+        write(student / chapter.stem / chapter.filename, wrong(Edition(chapter, given[chapter.stem])).notebook)
+        (student / chapter.stem / "timestamp.txt").write_text(stamp + "\n")
+    write(student / two.stem / one.filename, Edition(one, given[one.stem]).all_right().notebook)
+
+
+def copies_of_one_chapter(folder, chapters, given):
+    """No assignment folders: chapter 1 wrong at the top, and a right copy in a folder of its own."""
+    from course.grader.demo_class import Edition
+    one = chapters[1]
+    student = folder / "copies-of-one-chapter"
+    (student / "later").mkdir(parents=True)
+    write(student / one.filename, wrong(Edition(one, given[one.stem])).notebook)
+    write(student / "later" / one.filename, Edition(one, given[one.stem]).all_right().notebook)
+
+
+def a_huge_cell(folder, chapters, given):
+    """Chapter 1 without the answer cells' ids or grade_ids, so that the cell defining each name
+    is looked for, beside a code cell of 2 MB whose parse tree is a thousand times larger."""
+    import json
+    student = folder / "a-huge-cell"
+    student.mkdir()
+    cells = [{"cell_type": "code", "id": "huge", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": "a\n" * 1_000_000}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (student / chapters[1].filename).write_text(json.dumps(notebook))
+
+
+def a_name_that_is_not_utf8(folder, chapters, given):
+    """Chapter 1 wrong, beside a notebook whose file name is not UTF-8 (a lone surrogate when read)."""
+    import os
+    from course.grader.demo_class import Edition
+    one = chapters[1]
+    student = folder / "a-name-that-is-not-utf8"
+    student.mkdir()
+    write(student / one.filename, wrong(Edition(one, given[one.stem])).notebook)
+    with open(os.fsencode(student) + b"/notes-\xff.ipynb", "w") as handle:
+        handle.write('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+
+
+def formula_name(name):
+    """A student named as a spreadsheet formula, with chapter 1 wrong."""
+    def build(folder, chapters, given):
+        from course.grader.demo_class import Edition
+        one = chapters[1]
+        (folder / name).mkdir()
+        write(folder / name / one.filename, wrong(Edition(one, given[one.stem])).notebook)
+    return build
+
+
+FORMULAS = ('=HYPERLINK("#top","18 of 18")', "+1+1", "-1+1", "@SUM(1,1)")
+
+
+def write(path, notebook):
+    import nbformat
+    nbformat.write(notebook, path)
+
+
+LAYOUTS = {"late-copy-in-another-folder": late_copy_in_another_folder,
+           "copies-of-one-chapter": copies_of_one_chapter,
+           "a-huge-cell": a_huge_cell,
+           "a-name-that-is-not-utf8": a_name_that_is_not_utf8,
+           **{name: formula_name(name) for name in FORMULAS}}

@@ -8,6 +8,7 @@ on, and in CI). Without them this module fails, saying so: the promise it tests 
 import csv
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -24,7 +25,8 @@ from course.grader.judge.sandboxes import isolation_here
 from course.grader.sandbox.jail import FIRST_UID
 from course.grader.demo_class import Edition, handouts, save
 
-LIMIT = 3  # seconds per cell: the chapters' cells take milliseconds; each loop costs this much
+LIMIT = 5  # seconds per cell: the chapters' cells take milliseconds, a check a second or two with both cores
+           # busy; each loop costs this much
 WATCHED = ("workbook", "course", "notebooks", "tools", "tests", "docs", "jupyterlab")
 
 
@@ -37,7 +39,7 @@ def fingerprint(folder, names=None):
         for path in sorted(p for p in root.rglob("*") if (p.is_file() or p.is_symlink())
                            and "__pycache__" not in p.parts):
             content = str(path.readlink()).encode() if path.is_symlink() else path.read_bytes()
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + content)
+            digest.update(os.fsencode(path.relative_to(folder)) + b"\0" + content)
     return digest.hexdigest()
 
 
@@ -60,9 +62,13 @@ class Listener:
             connection.close()
 
 
-def sandboxed_processes():
+def sandboxed_processes(graded):
+    """The live processes of any user the run's sandboxes ran as (grades.json names the range;
+    other grading runs on the machine use other users)."""
     from course.grader.sandbox.jail import processes_of
-    return processes_of(range(FIRST_UID, FIRST_UID + 10**7))
+    first, last = graded["json"]["run"]["used"]["sandbox_uids"]
+    assert FIRST_UID <= first <= last
+    return processes_of(range(first, last + 1))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +79,7 @@ def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
     chapters = {c.number: c for c in graded_chapters()}
     given = handouts(chapters.values())
-    cheaters, honest = red_team.cheaters(listener.port), red_team.honest()
+    cheaters, honest = {**red_team.cheaters(listener.port), **red_team.issue_28()}, red_team.honest()
     for name, (numbers, build) in cheaters.items():
         for number in numbers:
             chapter = chapters[number]
@@ -86,6 +92,8 @@ def graded(tmp_path_factory):
         chapter = chapters[number]
         save(folder, name, chapter, red_team.wrong(Edition(chapter, given[chapter.stem])).notebook, False)
         make(folder / name / chapter.filename, ROOT / "notebooks" / chapter.filename)
+    for name, build in red_team.LAYOUTS.items():
+        build(folder, chapters, given)
     before = {"repository": fingerprint(ROOT, WATCHED), "class": fingerprint(folder)}
     out = tmp_path_factory.mktemp("grades")
     started = time.monotonic()
@@ -107,8 +115,9 @@ def test_there_are_at_least_twenty_distinct_tricks(graded):
 
 
 def test_every_cheater_scores_nothing(graded):
+    names = [*graded["cheaters"], *red_team.FILES, *red_team.LAYOUTS]
     earned = {name: [f"{m['exercise']} ({m['sentence'][:90]})" for m in graded["students"][name]["exercises"]
-                     if m["points"]] for name in [*graded["cheaters"], *red_team.FILES]}
+                     if m["points"]] for name in names}
     assert {name: found for name, found in earned.items() if found} == {}
 
 
@@ -127,7 +136,7 @@ def test_the_grades_were_computed_with_isolation_and_say_so(graded):
 
 
 def test_nothing_a_cheater_started_outlives_the_grader_or_rewrites_its_files(graded):
-    assert sandboxed_processes() == []
+    assert sandboxed_processes(graded) == []
     assert fingerprint(graded["out"]) == graded["written"]
     assert "forged" not in (graded["out"] / "gradebook.csv").read_text()
 
@@ -177,3 +186,96 @@ def test_the_tricks_ran_and_each_failed_only_its_own_exercise(graded):
 def test_the_run_took_no_longer_than_its_cells_allow(graded):
     # rows that never end, and SQLite asked to fill the grader, are bounded in the judge
     assert graded["seconds"] < 600
+
+
+# ------------------------------------------------- issue 28: the trusted side, one trick per kind
+
+def row_of(graded, student):
+    with open(graded["out"] / "gradebook.csv", newline="") as handle:
+        return next(row for row in csv.DictReader(handle) if row["student"].lstrip("'") == student)
+
+
+def used(graded, student, chapter):
+    """What grading one of the student's chapters used (grades.json), by chapter number."""
+    chapters = graded["students"][student]["chapters"]
+    return next(value for stem, value in chapters.items() if stem.startswith(f"{chapter:02d}-"))
+
+
+def test_a_chapter_is_graded_from_its_own_hand_in_and_the_others_are_named_in_the_gradebook(graded):
+    # nbgrader's layout: the right copy of chapter 1, inside the chapter 2 assignment's folder, is
+    # refused; the wrong one, in its own folder, is graded
+    row = row_of(graded, "late-copy-in-another-folder")
+    assert ("02-visibility/01-purpose-and-validation.ipynb (chapter 1 handed in inside the folder of "
+            "the 02-visibility assignment (chapter 2))") in row["refused"]
+    assert sentence(graded, "late-copy-in-another-folder", "1.1")[0] == "not yet"
+    # two copies of chapter 1 and no assignment folders: neither is graded, and both are named
+    row = row_of(graded, "copies-of-one-chapter")
+    assert row["refused"].count("one of 2 notebooks of chapter 1") == 2
+    assert "later/01-purpose-and-validation.ipynb" in row["refused"]
+    status, said = sentence(graded, "copies-of-one-chapter", "1.1")
+    assert status == "ungradable" and "2 notebooks are chapter 1" in said and "hand in one" in said
+
+
+def test_a_check_takes_no_exception_of_the_answers_for_its_own_event(graded):
+    from workbook.teaching.exercises.checks.ch5 import OWN_CRASH
+    assert sentence(graded, "a-crash-of-its-own", "5.3") == ("not yet", OWN_CRASH)
+    status, said = sentence(graded, "a-conflict-of-its-own", "3.1")
+    assert status == "not yet" and "though the store refused none of its writes" in said
+
+
+def test_a_value_whose_hashes_collide_is_refused_before_it_costs_anything(graded):
+    for student, number, chapter in (("colliding-set", "1.1", 1), ("colliding-dict", "4.3", 4)):
+        status, said = sentence(graded, student, number)
+        assert (status, said) == ("error", f"while being checked, your answer to {number} broke the "
+                                           "grader's channel."), said
+        assert used(graded, student, chapter)["judge_cpu"] < 10  # the old grader spent minutes
+
+
+def test_a_statement_on_a_lent_connection_is_bounded_in_wall_clock_time(graded):
+    status, said = sentence(graded, "a-long-statement", "2.1")
+    assert (status, said) == ("error", "while being checked, your answer to 2.1 sent a statement "
+                                       "through the grader's connection that ran past the 2 s limit.")
+    assert used(graded, "a-long-statement", 2)["attempts"] == 2  # then the chapter ran again without it
+
+
+def test_a_huge_cell_is_never_parsed_and_the_grader_stays_within_its_figures(graded):
+    assert [m["status"] for m in graded["students"]["a-huge-cell"]["exercises"][:3]] == ["missing"] * 3
+    run = graded["json"]["run"]
+    assert run["used"]["judge_mib"] <= run["budgets"]["judge"]["memory_mib"]
+    assert run["used"]["grader_mib"] < 400   # the old grader held 1.9 GB for this notebook
+
+
+def test_what_a_file_cannot_hold_is_written_escaped_and_every_file_is_whole(graded):
+    status, said = sentence(graded, "a-lone-surrogate", "1.2")
+    assert (status, said) == ("error", "ValueError (half a character: \\udcff) in your answer to 1.2.")
+    notes = graded["students"]["a-name-that-is-not-utf8"]["notes"]
+    assert "notes-\\xff.ipynb is none of the graded chapters and was not graded." in notes, notes
+    for path in graded["out"].rglob("*"):
+        if path.is_file():
+            path.read_bytes().decode("utf-8")  # strict: no lone surrogate reached a file
+    listed = {g["student"] for g in json.loads((graded["out"] / "grades.json").read_text())["students"]}
+    assert listed == set(graded["students"]) and len(listed) == len(list((graded["out"] / "feedback").iterdir()))
+
+
+def test_no_cell_of_the_gradebook_is_a_formula(graded):
+    with open(graded["out"] / "gradebook.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert not [cell for row in rows for cell in row if cell.startswith(("=", "+", "-", "@"))]
+    assert {row[0] for row in rows} >= {"'" + name for name in red_team.FORMULAS}
+
+
+def test_a_students_processes_are_bounded_together(graded):
+    bounds = graded["json"]["bounds"]
+    assert bounds["grouped"], bounds["sentence"]   # this machine gives cgroup v1's memory and pids
+    chapter = used(graded, "many-children", 1)
+    assert chapter["sandbox_memory"] <= bounds["memory_mib"] << 20   # eight children of 400 MB each
+    assert chapter["oom_kills"] >= 1
+    assert graded["students"]["many-children"]["points"] == 0
+
+
+def test_no_honest_students_chapter_ran_into_a_budget(graded):
+    # beside every trick above, each honest chapter was graded by one judge, within its budget,
+    # and no process of theirs was killed for the memory of their chapter's processes together
+    for name in graded["honest"]:
+        for stem, chapter in graded["students"][name]["chapters"].items():
+            assert chapter["attempts"] == 1 and chapter["oom_kills"] == 0, (name, stem, chapter)

@@ -48,6 +48,8 @@ class Interleaved:
     def __init__(self, db, other, now, turns):
         self._db, self._other, self._now = db, other, now
         self.turns, self.statements, self.interposed = turns, 0, 0
+        self.refused = 0  # writes the store refused: a ROLLBACK, or a write that changed no row
+        self.ran_away = False
 
     @property
     def in_transaction(self):
@@ -56,11 +58,17 @@ class Interleaved:
     def execute(self, sql, parameters=()):
         self.statements += 1
         if self.statements > STATEMENT_LIMIT:
+            self.ran_away = True
             raise Runaway()
         reading = (not self._db.in_transaction and "records" in sql
                    and sql.lstrip()[:6].upper() == "SELECT")
         if not reading or self.turns <= 0:
-            return self._db.execute(sql, parameters)
+            cursor = self._db.execute(sql, parameters)
+            head = sql.lstrip()[:8].upper()
+            if head.startswith("ROLLBACK") or (head.startswith(("UPDATE", "INSERT", "REPLACE"))
+                                               and cursor.rowcount == 0):
+                self.refused += 1
+            return cursor
         rows = self._db.execute(sql, parameters).fetchall()
         self.turns -= 1
         self.interposed += 1
@@ -87,6 +95,8 @@ def run_step(increment, db, other, now, turns):
     try:
         return increment(proxy, now), proxy, None
     except Runaway:
+        if not proxy.ran_away:
+            raise  # the answer's own: decide() says it raised it
         return None, proxy, "runaway"
     except Conflict as error:
         return None, proxy, error
@@ -152,11 +162,17 @@ def check_step(increment, db, other, now, turns):
         if proxy.interposed < 2:
             raise NotYet("when another worker won, increment gave up at once; after a Conflict, "
                          "reread the record and try again a few times before you give up.")
+        if proxy.refused < 2:
+            # The Conflict is the answer's own unless the check saw its writes refused.
+            raise NotYet("when another worker wins every time, increment raised Conflict though "
+                         f"the store refused {'none' if not proxy.refused else 'only one'} of its "
+                         "writes: put with the revision you read, and after each Conflict reread "
+                         "and try again, a few times, before you let the Conflict out.")
         if count != before + proxy.interposed:
             raise NotYet(f"when another worker wins every time, the count should hold only that "
                          f"worker's {proxy.interposed} increments, but it is {count - before} "
                          "higher.")
-        return proxy.interposed
+        return proxy.refused
     said = "one other write" if turns == 1 else f"{turns} other writes"
     if error == "runaway":
         raise NotYet(f"after another worker's write, increment ran over {STATEMENT_LIMIT} "
