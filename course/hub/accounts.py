@@ -11,6 +11,7 @@ import csv
 import io
 import os
 import pwd
+import re
 import secrets
 import subprocess
 from pathlib import Path
@@ -47,6 +48,13 @@ def made_here(entry):
     return entry.pw_gecos.split(",")[-1] == MARK
 
 
+def comment(display, name):
+    """The account's comment field: the display name as its full name (each comma a space, since
+    the field's parts are separated by commas), then MARK as its last part."""
+    full = " ".join(filter(None, re.split(r"\s*,\s*", display.strip()))) or name
+    return f"{full},,,{MARK}"
+
+
 def ensure_account(name, display, homes):
     """Make the account if it is missing; return (pwd entry, True when made now).
 
@@ -61,7 +69,7 @@ def ensure_account(name, display, homes):
     else:
         home = Path(homes) / name
         subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                        "--user-group", "--comment", f"{display or name},,,{MARK}", name],
+                        "--user-group", "--comment", comment(display, name), name],
                        check=True, capture_output=True, text=True)
         entry, made = pwd.getpwnam(name), True
     # Private: nobody else may list or read it, whatever the system's HOME_MODE.

@@ -3,8 +3,11 @@
 A first line `username,display name` (any case) is a header and is skipped, and so are blank
 lines and lines starting with `#`. A username becomes a system account, so it must be a portable
 Unix name (lower-case letters, digits, `_` and `-`, starting with a letter or `_`, at most 32
-characters) and appear once. A display name is optional; it goes into the account's comment
-field, so it may not hold `:` `,` `=` or a control character.
+characters) and appear once. A display name is optional, at most 64 characters, and may hold
+anything but `:` (the field separator of /etc/passwd, where the account's comment goes) and
+control characters. Commas are accepted: a registrar's "Last, First" is the common form. The
+account's comment field splits on commas (full name, room, phones), so there the display name is
+written with each comma as a space (accounts.comment); the passwords file keeps it as written.
 """
 import csv
 import re
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
-FORBIDDEN = re.compile(r"[:,=\x00-\x1f\x7f]")
+FORBIDDEN = re.compile(r"[:\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,8 @@ def check_username(name, where):
 
 def check_display(display, where):
     if FORBIDDEN.search(display) or len(display) > 64:
-        raise ValueError(f"{where}: display name must be at most 64 characters without : , = "
-                         "or control characters")
+        raise ValueError(f"{where}: display name must be at most 64 characters, without : or "
+                         "control characters")
     return display
 
 

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from course.editions import learner
-from course.hub import checks, clone, collect, environment, exchange, exposure, feedback, teardown
+from course.hub import accounts, checks, clone, collect, environment, exchange, exposure, feedback, teardown
 from course.editions.package import write_package
 from course.editions.release import write_release
 from course.hub.roster import Member, read_roster
@@ -35,13 +35,26 @@ def test_a_roster_with_a_header_comments_and_blank_lines(tmp_path):
     assert read_roster(path) == [Member("ada", "Ada Lovelace"), Member("grace", "")]
 
 
+def test_a_display_name_with_a_comma_is_kept_and_written_apart_in_the_accounts_comment(tmp_path):
+    # a registrar's roster: `zoe_o-1,"O'Neil, Zoë"` was refused ("without : , ="), though valid CSV
+    path = roster(tmp_path, 'username,display name\nzoe_o-1,"O\'Neil, Zoë"\nbo,a = b\n')
+    assert read_roster(path) == [Member("zoe_o-1", "O'Neil, Zoë"), Member("bo", "a = b")]
+    # the comment field's parts are separated by commas: the name is its first part, the mark its last
+    written = accounts.comment("O'Neil, Zoë", "zoe_o-1")
+    assert written == f"O'Neil Zoë,,,{accounts.MARK}"
+    assert written.split(",")[0] == "O'Neil Zoë" and written.split(",")[-1] == accounts.MARK
+    assert accounts.comment(" , ", "bo") == f"bo,,,{accounts.MARK}"
+
+
 @pytest.mark.parametrize("text, fault", [
     ("ada\nAda\n", "line 2: username 'Ada' is not a portable Unix name"),
     ("ada\n../etc\n", "line 2: username '../etc'"),
     ("ada\n1ada\n", "line 2: username '1ada'"),
     ("ada,Ada\nada,Again\n", "line 2: username 'ada' is already on line 1"),
     ("ada,Ada,extra\n", "line 1: expected username and an optional display name, found 3 fields"),
-    ("ada,Ada: the first\n", "line 1: display name must be at most 64 characters without : , ="),
+    ("ada,Ada: the first\n", "line 1: display name must be at most 64 characters, without : or control"),
+    ("ada,\"Ada\tLovelace\"\n", "line 1: display name must be at most 64 characters, without : or control"),
+    ("ada," + "A" * 65 + "\n", "line 1: display name must be at most 64 characters"),
     ("# nobody yet\n", "names no student"),
     ("x" * 33 + "\n", "line 1: username"),
 ])
