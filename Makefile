@@ -187,5 +187,5 @@ bench-record: venv ## The same, kept as the record in docs/bench/ (and workbook/
 # busy loops keep the cores busy). docs/reliability/figures.md is rendered from every record.
 RUN ?= test
 TIMES ?= 10
-reliability-record: venv ## A check's figures, RUN=test|soak|mutate|loaded, kept as the record in docs/reliability/.
+reliability-record: venv ## A check's figures, RUN=test|postgres|soak|mutate|loaded, kept as the record in docs/reliability/.
 	$(PY) tools/reliability.py $(RUN) $(if $(filter loaded,$(RUN)),$(TIMES))
