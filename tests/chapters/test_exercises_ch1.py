@@ -133,3 +133,33 @@ def test_to_key_searches_afresh_for_every_seed_the_grader_brings():
     def blind_to_quarry(title):
         return right(title.replace("quarry", "buoy"))
     assert q3.verdict(blind_to_quarry).status == "not yet"
+
+
+def test_to_key_is_held_to_the_rule_and_a_long_key_is_no_licence_to_collide():
+    # attack-28: right on the format example, and one 32-character key for every other title; the
+    # old check let any two titles share a key of 32 characters whether or not theirs needed a cut
+    import random
+
+    def one_long_key(title):
+        if re.findall(r"[a-z0-9]+", title.lower()) == ["run", "a", "draft", "2"]:
+            return "run-a-draft-2"
+        return "k" * 32
+    for seed in range(5):
+        verdict = q3.verdict(one_long_key, rng=random.Random(seed))
+        assert verdict.status == "not yet" and "only a key longer than 32 characters may be cut" in verdict.sentence
+    # one long key for every title whose words, joined, are 20 characters or more: no pair of
+    # the search collides under 32 characters, but the rule gives other keys
+    lazy = q3.verdict(lambda title: "k" * 32 if len(right(title)) >= 20 else right(title))
+    assert lazy.status == "not yet" and "but that title's words, joined by hyphens" in lazy.sentence
+    # an honest answer written another way passes on every seed
+    def by_hand(title):
+        found, word = [], ""
+        for character in title.lower() + " ":
+            if character in "abcdefghijklmnopqrstuvwxyz0123456789":
+                word += character
+            elif word:
+                found, word = found + [word], ""
+        key = "-".join(found)
+        return (key if key[:1].isalpha() else "n--" + key)[:32]
+    for seed in range(20):
+        assert q3.verdict(by_hand, rng=random.Random(seed)).correct

@@ -89,7 +89,9 @@ def check_full_checkpoint(value, rng=None):
 # of its own, and looks for a counterexample to that promise: two titles with the same words and
 # different keys, or two with different words and one key. For a key that is not just its title's
 # words it also tries the title that spells the key ("n--2026" -> "n 2026"), which is where a
-# prefix put in front of some keys meets the keys of other titles.
+# prefix put in front of some keys meets the keys of other titles. Once no pair breaks the
+# promise, every title's key is held to the task's rule itself (rule_key): a key may be cut only
+# where the title's words need it, so a key of 32 characters is no licence to collide.
 
 TITLES = ["Run A: draft #2", "run a draft 2", "2026 plan", "Run 2026 plan", "N 2026 plan",
           "  Orchard -- harvest!!  ", "Ünïcode café run", "Café", "Cafè", "cafe", "x" * 80,
@@ -103,6 +105,7 @@ WORDS = ["orchard", "harbour", "ladder", "plan", "draft", "report", "gate", "pea
 PUNCTUATION = " -_:#!?.,'/()&*+"
 ELSEWHERE = ["é", "Ü", "ß", "Ω", "北", "\U0001F600", "☃", "İ", "ſ"]  # outside a-z and 0-9
 RANDOM_TITLES = 25  # each a call of the learner's function, which the grader makes across a sandbox
+NEAR_THE_CUT = 6    # titles whose words, joined, are about as long as a key may be
 LONGEST = 32
 
 
@@ -128,6 +131,31 @@ def random_title(rng):
         title += "".join(rng.choice(PUNCTUATION) for _ in range(rng.randint(0, 3))) + part
     title += "".join(rng.choice(PUNCTUATION) for _ in range(rng.randint(0, 3)))
     return "".join(c.upper() if rng.random() < 0.3 else c for c in title)
+
+
+def near_the_cut(rng):
+    """A title whose words, joined (with n-- in front when a digit comes first), are a few
+    characters short of LONGEST, at it, or a few past it."""
+    target = LONGEST + rng.randint(-4, 4)
+    found = [str(rng.randint(0, 99))] if rng.random() < 0.4 else []
+    while len("-".join(found)) < target:
+        found.append(rng.choice(WORDS))
+    joined = "-".join(found)
+    if not joined[:1].isalpha():
+        target -= len("n--")
+    while len(joined) > target and len(found) > 1 and len(joined) - len(found[-1]) - 1 >= target - 3:
+        found.pop()
+        joined = "-".join(found)
+    return rng.choice([" ", ": ", " -- "]).join(found).title()
+
+
+def rule_key(title):
+    """The key the task's rule gives a title: its words joined by single hyphens, n-- in front
+    when they do not start with a letter, cut to LONGEST characters."""
+    key = "-".join(words(title))
+    if not key[:1].isalpha():
+        key = "n--" + key
+    return key[:LONGEST]
 
 
 def disguised(title, rng):
@@ -161,6 +189,9 @@ def check_to_key(to_key, rng=None):
     for _ in range(RANDOM_TITLES):
         title = random_title(rng)
         titles += [title, disguised(title, rng)]
+    for _ in range(NEAR_THE_CUT):
+        title = near_the_cut(rng)
+        titles += [title, disguised(title, rng)]
     keys, by_words, by_key = {}, {}, {}
     pending = list(dict.fromkeys(titles))
     while pending:
@@ -185,5 +216,20 @@ def check_to_key(to_key, rng=None):
     if keys[FORMAT[0]] != FORMAT[1]:
         raise NotYet(f"to_key({FORMAT[0]!r}) gave {keys[FORMAT[0]]!r}; a title that starts with "
                      f"a letter keeps its words, joined by single hyphens: {FORMAT[1]!r}.")
-    return (f"all {len(keys)} titles the check tried became keys that identity accepts; titles "
+    for title, key in keys.items():
+        if key != rule_key(title):
+            raise NotYet(f"to_key({title!r}) gave {key!r}, but {against_the_rule(title)}.")
+    return (f"all {len(keys)} titles the check tried became the keys the task's rule gives; titles "
             "with the same words shared a key, and no two titles with different words did.")
+
+
+def against_the_rule(title):
+    """Why the rule gives this title its key, as the second half of a sentence."""
+    joined, want = "-".join(words(title)), rule_key(title)
+    if not joined:
+        return f"that title has no words, so its key is {want!r}"
+    front = "" if joined[:1].isalpha() else "n-- in front, "
+    if len(("" if not front else "n--") + joined) <= LONGEST:
+        return (f"that title's words, joined by hyphens ({front}no cut needed), give {want!r}; only "
+                "a key longer than 32 characters may be cut")
+    return f"that title's words, joined by hyphens ({front}cut to 32 characters), give {want!r}"
