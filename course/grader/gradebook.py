@@ -234,7 +234,7 @@ def summary(book, out):
     refused = sum(len(g.refused) for g in book.grades)
     late = sum(len(g.late) for g in book.grades)
     if refused or late:
-        lines.append(f"{counted(refused, 'notebook')} refused, {counted(late, 'chapter')} handed in "
+        lines.append(f"{counted(refused, 'file')} refused, {counted(late, 'chapter')} handed in "
                      "late: see the gradebook's refused and late columns")
     lines.append(f"gradebook: {out / 'gradebook.csv'}  feedback: {out / 'feedback'}/  json: {out / 'grades.json'}")
     lines.append(book.bounds.sentence())

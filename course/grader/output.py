@@ -2,7 +2,8 @@
 
     OUT/gradebook.csv          student, one column per exercise (points earned), total, maximum,
                                late, refused, isolation, bounds
-    OUT/feedback/<student>.txt every exercise with its points and one-sentence verdict
+    OUT/feedback/<student>.txt every exercise with its points and one-sentence verdict (its
+                               name: feedback_names, within the folder's NAME_MAX, one per student)
     OUT/grades.json            the same, for programs, with the run's budgets and what they held
 
 A run writes its files into a folder of its own, OUT/runs/<run>/, and only when every file is
@@ -14,6 +15,7 @@ Every text that came from a student passes through course.grader.text: no file h
 surrogate, a control character or an escape code, and no CSV cell is a spreadsheet formula.
 """
 import csv
+import hashlib
 import io
 import json
 import os
@@ -24,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from course.grader.submissions import late_text
-from course.grader.text import cell, clean, safe
+from course.grader.text import cell, clean, safe, without_surrogates
 
 NAMES = ("gradebook.csv", "grades.json", "feedback")
 
@@ -45,6 +47,40 @@ def late_cell(grades, book):
 
 def refused_cell(grades):
     return "; ".join(f"{path} ({why})" for path, why in grades.refused)
+
+
+def name_max(folder):
+    """The most bytes a file name may have in `folder` (NAME_MAX; 255 where it cannot be asked)."""
+    try:
+        return min(255, os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+def within(text, most_bytes):
+    """The longest start of `text` of at most `most_bytes` bytes of UTF-8, never half a character."""
+    return text.encode("utf-8")[:most_bytes].decode("utf-8", "ignore")
+
+
+def feedback_names(students, most_bytes=255):
+    """A feedback file's name for each student, in order: the name as shown, with ".txt"; one
+    that would be over `most_bytes` bytes cut and told apart by a digest of the whole, and one
+    that another student's already has told apart by its place. Whatever a name holds, each is at
+    most `most_bytes` bytes and no two are the same: no student's name can fail the run's files."""
+    names, used = [], set()
+    for place, student in enumerate(students):
+        stem = without_surrogates(student).replace("/", "\\x2f")
+        if len(f"{stem}.txt".encode("utf-8")) > most_bytes:
+            digest = hashlib.sha256(stem.encode("utf-8")).hexdigest()[:16]
+            stem = within(stem, most_bytes - len(f"~{digest}.txt")) + f"~{digest}"
+        name, other = f"{stem}.txt", place
+        while name in used or name.startswith("."):
+            other += 1
+            suffix = f"~{other}.txt"
+            name = within(stem, most_bytes - len(suffix)) + suffix
+        names.append(name)
+        used.add(name)
+    return names
 
 
 def csv_text(book):
@@ -69,7 +105,10 @@ def feedback_text(grades, book):
         lines.append(f"{m.exercise:>5}  {m.points:>2} of {m.maximum:<2}  {clean(m.verdict(), 800)}")
     if grades.late:
         lines += [""] + [f"Chapter {int(stem[:2])} was handed in {late_text(seconds)} after its due "
-                         f"date{late_policy_words(book)}." for stem, seconds in grades.late.items()]
+                         f"date{late_policy_words(book)}." if seconds is not None else
+                         f"Chapter {int(stem[:2])}'s timestamp.txt could not be read, so it counts as "
+                         f"handed in after its due date{late_policy_words(book)}."
+                         for stem, seconds in grades.late.items()]
     if grades.refused:
         lines += ["", "Not graded:"] + [f"- {clean(path, 200)}: {clean(why, 200)}"
                                         for path, why in grades.refused]
@@ -83,7 +122,7 @@ def late_policy_words(book):
         " (late work keeps its points)"
 
 
-def as_json(book):
+def as_json(book, names=None):
     return {
         "chapters": [chapter.stem for chapter in book.chapters],
         "run": {"jobs": book.parallel, "peak": book.peak, "chapters": book.chapters_run,
@@ -96,13 +135,15 @@ def as_json(book):
                    "memory_mib": book.bounds.memory >> 20, "tasks": book.bounds.tasks,
                    "own_core": book.bounds.cores, "missing": list(book.bounds.missing),
                    "sentence": book.bounds.sentence()},
-        "students": [{"student": g.student, "points": g.points, "maximum": g.maximum,
+        "students": [{"student": g.student, "feedback": f"feedback/{name}", "points": g.points,
+                      "maximum": g.maximum,
                       "exercises": [asdict(m) for m in g.marks], "notes": g.notes,
                       "refused": [{"path": path, "why": why} for path, why in g.refused],
                       "submitted": {stem: moment.isoformat() for stem, moment in g.submitted.items()},
-                      "late_seconds": {stem: round(seconds) for stem, seconds in g.late.items()},
+                      "late_seconds": {stem: None if seconds is None else round(seconds)
+                                       for stem, seconds in g.late.items()},
                       "chapters": g.chapters}
-                     for g in book.grades],
+                     for g, name in zip(book.grades, names or feedback_names([g.student for g in book.grades]))],
     }
 
 
@@ -120,11 +161,12 @@ def write(book, out):
     run = runs / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     run.mkdir()
     try:
-        write_file(run / "gradebook.csv", csv_text(book))
-        write_file(run / "grades.json", json_text(as_json(book)))
         (run / "feedback").mkdir()
-        for grades in book.grades:
-            write_file(run / "feedback" / f"{grades.student}.txt", feedback_text(grades, book))
+        names = feedback_names([g.student for g in book.grades], name_max(run / "feedback"))
+        write_file(run / "gradebook.csv", csv_text(book))
+        write_file(run / "grades.json", json_text(as_json(book, names)))
+        for grades, name in zip(book.grades, names):
+            write_file(run / "feedback" / name, feedback_text(grades, book))
         fsync_folder(run / "feedback")
         fsync_folder(run)
     except BaseException:
@@ -143,7 +185,7 @@ def write(book, out):
 
 def write_file(path, text):
     data = text.encode("utf-8")   # every text is ASCII-safe or valid UTF-8 by now
-    with open(path, "wb") as handle:
+    with open(path, "xb") as handle:  # a new run's folder: a file already there is a bug, never overwritten
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

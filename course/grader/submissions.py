@@ -30,10 +30,12 @@ from pathlib import Path
 from course.grader.text import safe, shown_path
 
 MOST_NAME = 100         # characters of a student's name as the gradebook shows it
+MOST_NAME_BYTES = 200   # and its bytes (UTF-8): feedback/<name>.txt stays within NAME_MAX (255)
+CUT = "\\~"             # between a cut name and the digest of the whole
 MOST_ENTRIES = 20_000   # files and folders looked at in one student's folder
 MOST_NOTEBOOKS = 60     # notebooks of one student read (six chapters, with copies, are a dozen)
 MOST_BYTES = 16 << 20   # of one notebook (course.grader.reading.MOST_BYTES, checked before reading)
-MOST_STAMP = 100        # bytes of a timestamp.txt
+MOST_STAMP = 1024       # bytes of a timestamp.txt read (nbgrader writes 31), stripped as nbgrader strips
 
 
 @dataclass
@@ -56,21 +58,32 @@ class Student:
     unreadable: dict = field(default_factory=dict)  # chapter stem -> why it cannot be graded
     refused: list = field(default_factory=list)  # (shown path, why it was not graded)
     submitted: dict = field(default_factory=dict)  # chapter stem -> when (UTC), from timestamp.txt
-    late: dict = field(default_factory=dict)     # chapter stem -> seconds after the due date
+    late: dict = field(default_factory=dict)     # chapter stem -> seconds after the due date,
+                                                 # None when its timestamp.txt could not be read
     notes: list = field(default_factory=list)
 
 
 def shown(name):
     """A student's name as the gradebook, the summary and the feedback file show it: every
     character that does not print as itself escaped (text.safe), so two folders whose names
-    differ only there stay two students; a name longer than MOST_NAME cut and told apart by a
-    digest of the whole."""
+    differ only there stay two students; a name longer than MOST_NAME characters or
+    MOST_NAME_BYTES bytes cut (between escapes, never inside one) and told apart by a digest of
+    the whole after CUT. No name that was not cut holds CUT there (text.safe writes a backslash
+    only at the start of an escape, and none starts "\\~"), so no folder can be named as another
+    folder's cut name: two folders are always two names."""
     import hashlib
-    text = safe(name)
-    if len(text) > MOST_NAME:
-        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        text = f"{text[:MOST_NAME - 14]}..{digest}"
-    return text
+    units = [safe(character) for character in name]
+    text = "".join(units)
+    if len(text) <= MOST_NAME and len(text.encode("utf-8")) <= MOST_NAME_BYTES:
+        return text
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    room, size, kept = MOST_NAME - len(CUT) - len(digest), MOST_NAME_BYTES - len(CUT) - len(digest), []
+    for unit in units:
+        room, size = room - len(unit), size - len(unit.encode("utf-8"))
+        if room < 0 or size < 0:
+            break
+        kept.append(unit)
+    return "".join(kept) + CUT + digest
 
 
 def problem_of(path):
@@ -128,27 +141,34 @@ def add(student, path, stems):
 
 def students(folder, known):
     """The students of a class folder, sorted by name, with their notebooks (not yet read).
-    `known`: every chapter a notebook may be."""
+    `known`: every chapter a notebook may be.
+
+    A student is one folder, one notebook named by its student, or the class folder itself (its
+    chapter-named notebooks); when two of these map to one student, a folder wins over a
+    notebook, and a notebook over the class folder's own, and the others are named in the
+    winner's refused column, never graded: a notebook named after a classmate can neither take
+    the place of their folder nor have both refused (a folder is the layout nbgrader and an
+    instructor make; a notebook is what a student names)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"SUBMISSION: {folder} is not a folder")
     stems = {chapter.stem for chapter in known}
-    found, own_folder = {}, []
+    found, own_folder = {}, []   # name -> [(rank, place)]: 0 a folder, 1 a notebook, 2 the class's own
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
         if entry.is_dir() and not entry.is_symlink():
-            found[entry.name] = entry
+            found.setdefault(entry.name, []).append((0, entry))
         elif entry.suffix == ".ipynb":
             if entry.stem in stems:
                 own_folder.append(entry)              # one student's own folder
             else:
-                found[entry.stem] = entry             # a notebook named by its student
-    if own_folder and folder.resolve().name not in found:
-        found[folder.resolve().name] = own_folder
+                found.setdefault(entry.stem, []).append((1, entry))   # a notebook named by its student
+    if own_folder:
+        found.setdefault(folder.resolve().name, []).append((2, own_folder))
     result = []
     for name in sorted(found):
-        place = found[name]
+        (rank, place), *others = sorted(found[name], key=lambda pair: pair[0])
         if isinstance(place, list):                   # one student's own folder
             student = Student(shown(name), folder)
             for path in place:
@@ -161,6 +181,11 @@ def students(folder, known):
         else:                                         # a notebook named by its student
             student = Student(shown(name), folder)
             add(student, place, stems)
+        for _, other in others:
+            for path in other if isinstance(other, list) else [other]:
+                student.refused.append((f"{shown_path(path.name)} in the class folder",
+                                        f"named as this student's {('folder', 'notebook')[rank]}, "
+                                        "which is graded instead"))
         result.append(student)
     return result
 
@@ -220,11 +245,25 @@ def hand_ins(student, chapters, known, due=None):
         else:
             student.graded[stem] = notebook
         if notebook.assignment == stem:
-            when = timestamp(student.base / stem / "timestamp.txt")
-            if when is not None:
-                student.submitted[stem] = when
-                if due and stem in due and when > due[stem]:
-                    student.late[stem] = (when - due[stem]).total_seconds()
+            stamped(student, stem, due)
+
+
+def stamped(student, stem, due):
+    """Read the hand-in's timestamp.txt: when it was handed in and, with a due date, how late. One
+    that is there but cannot be read as a time is named in the refused column and, when the
+    chapter has a due date, counts as late (by an unknown time): a student who writes the file
+    gains nothing by writing it so the grader cannot read it."""
+    when, problem = timestamp(student.base / stem / "timestamp.txt")
+    if problem:
+        late = due and stem in due
+        student.refused.append((f"{stem}/timestamp.txt", f"{problem}, so when it was handed in is "
+                                                         f"unknown{' and it counts as late' if late else ''}"))
+        if late:
+            student.late[stem] = None
+    elif when is not None:
+        student.submitted[stem] = when
+        if due and stem in due and when > due[stem]:
+            student.late[stem] = (when - due[stem]).total_seconds()
 
 
 # ------------------------------------------------------------------------------ time
@@ -262,20 +301,25 @@ def zone_of(label, name):
 
 
 def timestamp(path):
-    """When nbgrader says the assignment was handed in (its timestamp.txt), or None."""
+    """When nbgrader says the assignment was handed in (its timestamp.txt), and why it cannot be
+    read: (None, None) when there is no such file; (moment, None); or (None, why) for a file
+    that is there but is not a regular file, is over MOST_STAMP bytes, or is not a time once
+    stripped (nbgrader strips it too, and fails on one it cannot parse)."""
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        with open(path, "rb") as handle:
-            text = handle.read(MOST_STAMP + 1)
-    except OSError:
-        return None
-    if len(text) > MOST_STAMP:
-        return None
+            return None, "timestamp.txt is not a regular file"
+        with open(path, "rb", buffering=0) as handle:
+            data = handle.read(MOST_STAMP + 1)
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        return None, f"timestamp.txt could not be opened ({type(error).__name__})"
+    if len(data) > MOST_STAMP:
+        return None, f"timestamp.txt is over {MOST_STAMP:,} bytes"
     try:
-        return parse_time(text.decode("ascii"), "timestamp.txt")
+        return parse_time(data.decode("ascii"), "timestamp.txt"), None
     except (UnicodeDecodeError, ValueError):
-        return None
+        return None, "timestamp.txt is not a date and time"
 
 
 def due_dates(text, chapters):
@@ -297,7 +341,10 @@ def due_dates(text, chapters):
 
 
 def late_text(seconds):
-    """How late, in words: "3 days 2 h", "2 h 5 min", "4 min", "12 s"."""
+    """How late, in words: "3 days 2 h", "2 h 5 min", "4 min", "12 s"; "by a time unknown" for
+    None (its timestamp.txt could not be read)."""
+    if seconds is None:
+        return "by a time unknown"
     seconds = int(seconds)
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)

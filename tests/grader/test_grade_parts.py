@@ -168,6 +168,43 @@ def test_in_nbgrader_layout_a_chapter_is_graded_from_its_own_assignment_folder_o
     assert ann.submitted[one].isoformat() == "2026-03-02T09:30:00+00:00"
 
 
+def test_a_notebook_named_after_a_classmate_never_replaces_their_folder(tmp_path, chapter, handout):
+    # attack-28: victim.ipynb beside victim/ was graded in place of the folder, silently
+    write(tmp_path / "victim" / chapter.filename, handout)
+    write(tmp_path / "victim.ipynb", handout)
+    write(tmp_path / "zoe.ipynb", handout)
+    found = read_class(tmp_path, [chapter])
+    assert sorted(found) == ["victim", "zoe"]
+    assert [nb.path for nb in found["victim"].graded.values()] == [tmp_path / "victim" / chapter.filename]
+    assert found["victim"].refused == [("victim.ipynb in the class folder",
+                                        "named as this student's folder, which is graded instead")]
+    assert [nb.path for nb in found["zoe"].graded.values()] == [tmp_path / "zoe.ipynb"]
+
+
+@pytest.mark.parametrize("stamp, late, refused", [
+    ("2026-03-09 10:00:00.000000 UTC" + " " * 100 + "\n", 7 * 86400 + 3600, None),  # stripped, as nbgrader
+    ("\n\t 2026-03-09 10:00:00.000000 UTC \n\n", 7 * 86400 + 3600, None),
+    ("2026-03-09 10:00:00.000000 UTC" + " " * 2000, None, "timestamp.txt is over 1,024 bytes"),
+    ("next tuesday\n", None, "timestamp.txt is not a date and time"),
+    (b"\xff\xfe", None, "timestamp.txt is not a date and time"),
+])
+def test_a_timestamp_is_stripped_as_nbgrader_strips_it_and_one_that_cannot_be_read_is_named_and_late(
+        tmp_path, chapter, handout, stamp, late, refused):
+    # attack-28: a late timestamp.txt padded past 100 bytes was taken for no timestamp at all
+    write(tmp_path / "ann" / chapter.stem / chapter.filename, handout)
+    path = tmp_path / "ann" / chapter.stem / "timestamp.txt"
+    path.write_bytes(stamp if isinstance(stamp, bytes) else stamp.encode())
+    due = due_dates("2026-03-02 09:00", [chapter])
+    (ann,) = read_class(tmp_path, [chapter], due=due).values()
+    assert ann.late == {chapter.stem: late} and list(ann.graded) == [chapter.stem]
+    why = f"{refused}, so when it was handed in is unknown and it counts as late"
+    assert ann.refused == ([] if refused is None else [(f"{chapter.stem}/timestamp.txt", why)])
+    assert late_text(late) == ("7 days 1 h" if late else "by a time unknown")
+    # with no due date it is named all the same, and nothing is late
+    (ann,) = read_class(tmp_path, [chapter]).values()
+    assert ann.late == {} and bool(ann.refused) == (refused is not None)
+
+
 def test_a_due_date_is_read_as_nbgrader_reads_a_timestamp():
     utc = parse_time("2026-03-02 09:00:00.000000 UTC")
     assert utc.isoformat() == "2026-03-02T09:00:00+00:00"

@@ -129,6 +129,30 @@ def test_an_older_graders_files_are_replaced_by_the_links(tmp_path):
     assert (out / "gradebook.csv").is_symlink() and "ann" in (out / "gradebook.csv").read_text()
 
 
+def test_no_students_name_can_fail_the_run_every_feedback_file_name_is_bounded_and_unique(tmp_path):
+    # attack-28: 63 four-byte characters are a legal folder name (252 bytes), but with ".txt" the
+    # feedback file's name was 256 bytes, and the whole class got no files at all
+    from course.grader.submissions import shown
+    emoji = "\U0001F600"
+    names = [shown(emoji * 63), shown(emoji * 62 + "\u00e9"), shown("x" * 300), "ann",
+             emoji * 70, emoji * 70, "ann"]          # the last three as no roster would give them
+    output.write(book_of(names), tmp_path / "grades")
+    files = sorted(os.fsencode(p.name) for p in (tmp_path / "grades" / "feedback").iterdir())
+    assert len(files) == len(names) and max(len(name) for name in files) <= 255
+    listed = json.loads((tmp_path / "grades" / "grades.json").read_text())["students"]
+    assert [s["student"] for s in listed] == names
+    assert sorted(os.fsencode(s["feedback"].removeprefix("feedback/")) for s in listed) == files
+    for student in listed:
+        assert (tmp_path / "grades" / student["feedback"]).read_text().startswith(
+            f"{text.safe(student['student'])}: ")
+    # the names shown are bounded in bytes too, and a folder named as another's cut name is not it
+    assert len(shown(emoji * 63).encode()) <= 200 and shown(emoji * 63) != shown(emoji * 64)
+    assert shown(shown(emoji * 63)) != shown(emoji * 63)
+    # on a file system of shorter names, the folder's own NAME_MAX is kept
+    short = output.feedback_names(names, 143)
+    assert len(set(short)) == len(names) and max(len(n.encode()) for n in short) <= 143
+
+
 def test_text_from_a_student_is_written_escaped_and_no_csv_cell_is_a_formula(tmp_path):
     out = tmp_path / "grades"
     names = ["=1+1", "+cmd", "-2", "@SUM(A1)", "tab\there"]
