@@ -725,7 +725,16 @@ def issue_28():
         "a-long-statement": ((2,), replaced({"2.1": LONG_STATEMENT})),
         "a-lone-surrogate": ((1,), replaced({"1.2": A_LONE_SURROGATE})),
         "many-children": ((1,), prefixed(MANY_CHILDREN, "1.1")),
+        # attack-28: right on the format example, one 32-character key for every other title
+        "one-long-key": ((1,), replaced({"1.3": ONE_LONG_KEY})),
     }
+
+
+ONE_LONG_KEY = '''def to_key(title):
+    import re
+    if re.findall(r"[a-z0-9]+", title.lower()) == ["run", "a", "draft", "2"]:
+        return "run-a-draft-2"
+    return "k" * 32'''
 
 
 # Hand-ins laid out to be graded from the wrong place, and files no grader should trip on:
@@ -800,3 +809,42 @@ LAYOUTS = {"late-copy-in-another-folder": late_copy_in_another_folder,
            "a-huge-cell": a_huge_cell,
            "a-name-that-is-not-utf8": a_name_that_is_not_utf8,
            **{name: formula_name(name) for name in FORMULAS}}
+
+
+# attack-28's hand-ins that are not cheats of the answers: a name, a timestamp, a classmate's name.
+# make grade runs with DUE = "01=" + DUE_01; {what: build(folder, chapters, given)}.
+DUE_01 = "2026-03-05 17:00"
+LONG_NAME = "\U0001F600" * 63     # a folder name of 252 bytes: its feedback file's name was 256
+
+
+def long_name(folder, chapters, given):
+    from course.grader.demo_class import Edition
+    one = chapters[1]
+    (folder / LONG_NAME).mkdir()
+    write(folder / LONG_NAME / one.filename, wrong(Edition(one, given[one.stem])).notebook)
+
+
+def stamped(name, stamp):
+    """Chapter 1 all right, in nbgrader's layout, with this timestamp.txt (bytes)."""
+    def build(folder, chapters, given):
+        from course.grader.demo_class import Edition
+        one = chapters[1]
+        (folder / name / one.stem).mkdir(parents=True)
+        write(folder / name / one.stem / one.filename, Edition(one, given[one.stem]).all_right().notebook)
+        (folder / name / one.stem / "timestamp.txt").write_bytes(stamp)
+    return build
+
+
+def classmates_name(folder, chapters, given):
+    """victim/ all right, and beside it victim.ipynb all wrong, handed in by someone else."""
+    from course.grader.demo_class import Edition
+    one = chapters[1]
+    (folder / "victim").mkdir()
+    write(folder / "victim" / one.filename, Edition(one, given[one.stem]).all_right().notebook)
+    write(folder / "victim.ipynb", wrong(Edition(one, given[one.stem])).notebook)
+
+
+ATTACK_28 = {"long-name": long_name,
+             "padded-stamp": stamped("padded-stamp", b"2026-03-09 10:00:00.000000 UTC" + b" " * 100 + b"\n"),
+             "garbled-stamp": stamped("garbled-stamp", b"the ninth of March\n"),
+             "victim": classmates_name}

@@ -92,13 +92,14 @@ def graded(tmp_path_factory):
         chapter = chapters[number]
         save(folder, name, chapter, red_team.wrong(Edition(chapter, given[chapter.stem])).notebook, False)
         make(folder / name / chapter.filename, ROOT / "notebooks" / chapter.filename)
-    for name, build in red_team.LAYOUTS.items():
+    for name, build in {**red_team.LAYOUTS, **red_team.ATTACK_28}.items():
         build(folder, chapters, given)
     before = {"repository": fingerprint(ROOT, WATCHED), "class": fingerprint(folder)}
     out = tmp_path_factory.mktemp("grades")
     started = time.monotonic()
     done = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(folder), "--out", str(out),
-                           "--timeout", str(LIMIT), "--jobs", "2", "--json"],
+                           "--timeout", str(LIMIT), "--jobs", "2", "--due", f"01={red_team.DUE_01}",
+                           "--json"],
                           capture_output=True, text=True, timeout=900)
     seconds = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-3000:]
@@ -279,3 +280,33 @@ def test_no_honest_students_chapter_ran_into_a_budget(graded):
     for name in graded["honest"]:
         for stem, chapter in graded["students"][name]["chapters"].items():
             assert chapter["attempts"] == 1 and chapter["oom_kills"] == 0, (name, stem, chapter)
+
+
+# ------------------------------------------------- attack-28: a name, a timestamp, a classmate's name
+
+def test_a_name_too_long_for_a_file_name_is_graded_with_the_class_in_a_file_of_its_own(graded):
+    (name,) = [n for n in graded["students"] if n.startswith(red_team.LONG_NAME[:10])]
+    student = graded["students"][name]
+    assert len(name.encode()) <= 200 and student["points"] == 0
+    assert [m["status"] for m in student["exercises"][:3]] == ["not yet"] * 3   # graded, not skipped
+    path = graded["out"] / student["feedback"]
+    assert len(os.fsencode(path.name)) <= 255 and "  1.1   0 of 1   not yet: " in path.read_text()
+    assert sorted(os.fsencode(s["feedback"]) for s in graded["students"].values()) == \
+        sorted(os.fsencode(f"feedback/{p.name}") for p in (graded["out"] / "feedback").iterdir())
+
+
+def test_a_timestamp_is_read_as_nbgrader_reads_it_and_one_that_cannot_be_is_late_and_named(graded):
+    assert row_of(graded, "padded-stamp")["late"] == "1: 3 days 17 h"
+    row = row_of(graded, "garbled-stamp")
+    assert row["late"] == "1: by a time unknown"
+    assert ("01-purpose-and-validation/timestamp.txt (timestamp.txt is not a date and time, so when "
+            "it was handed in is unknown and it counts as late)") in row["refused"]
+    # late work keeps its points (LATE=none), as nbgrader's default
+    assert graded["students"]["padded-stamp"]["points"] == graded["students"]["garbled-stamp"]["points"] == 3
+
+
+def test_a_notebook_named_after_a_classmate_is_named_and_their_folder_is_graded(graded):
+    row = row_of(graded, "victim")
+    assert row["total"] == "3"
+    assert row["refused"] == ("victim.ipynb in the class folder (named as this student's folder, "
+                              "which is graded instead)")
