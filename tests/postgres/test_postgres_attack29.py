@@ -15,7 +15,7 @@ import pytest
 
 from backends import TEST_SERVER_SETTINGS
 from test_postgres_attacks import FACT, put_fact  # noqa: F401
-from test_postgres_holes import crash_server, crashed, raw_put  # noqa: F401
+from test_postgres_holes import assert_kept, crash_server, crashed, raw_put  # noqa: F401
 from test_postgres_role import store  # noqa: F401
 from workbook import postgres, postgres_install
 from workbook.teaching import postgres_server
@@ -47,15 +47,7 @@ def test_a_temporary_function_named_like_the_checks_own_does_not_pass_for_it(
         raw.execute("INSERT INTO late VALUES (1)")      # queued after durable's own event
         raw.execute("COMMIT")                           # returned: acknowledged
         crashed(server)
-    db = postgres.connect(url)
-    try:
-        record = postgres.get(db, "orchard", "fact", key, 101)
-        assert record is not None and record["revision"] == revision, \
-            "an acknowledged write was lost in the crash"
-        following = postgres.put(db, "orchard", "fact", f"{key}-next", FACT, None, 100, 60)
-        assert following > revision, "a revision acknowledged before the crash was handed out again"
-    finally:
-        db.close()
+    assert_kept(url, key, revision)
 
 
 def test_the_check_trusts_a_trigger_function_by_its_owner_the_definer_not_by_name_or_mark(
@@ -68,3 +60,101 @@ def test_the_check_trusts_a_trigger_function_by_its_owner_the_definer_not_by_nam
         (f"{postgres_install.tables_of(schema)}.durable()",)).fetchone()[0]
     assert postgres_install.MARK not in source and "proname" not in source
     assert "proowner" in source and "current_user" in source
+
+
+# --- 2: the role's share of the server's log is bounded ------------------------------------
+
+BIG = 1_000_000         # characters in each message the role tries to have logged
+BOUND = 64 * 2**10      # what the whole test may add to the log: a few lines, not megabytes
+
+
+def log_of(postgres_server):
+    folder = getattr(postgres_server, "folder", None)
+    if folder is None:
+        pytest.skip("WORKBOOK_POSTGRES_URL's server keeps its log where this test cannot read it")
+    return folder / "server.log"
+
+
+def test_the_role_cannot_fill_the_servers_log(store, postgres_server):
+    backend, db, raw, schema = store
+    log = log_of(postgres_server)
+    start = log.stat().st_size
+    raw.add_notice_handler(lambda diagnostic: None)
+    raw.execute(f"DO $$BEGIN FOR i IN 1..3 LOOP RAISE WARNING '%', repeat('x', {BIG}); "
+                "END LOOP; END$$")
+    raw.execute(f"DO $$BEGIN RAISE LOG '%', repeat('x', {BIG}); END$$")
+    for _ in range(3):      # an error quotes its input; its statement is logged whole
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            raw.execute("SELECT '" + "y" * BIG + "'::int")
+    with psycopg.connect(backend.conninfo(schema), autocommit=True) as ending:
+        ending.execute("SET exit_on_error = on")        # every error now a FATAL
+        with pytest.raises(psycopg.Error):
+            ending.execute("SELECT '" + "z" * BIG + "'::int")
+    grown = log.stat().st_size - start
+    assert grown < BOUND, f"the role wrote {grown} bytes into the server's log"
+    assert put_fact(backend, db) == 1           # the store goes on
+
+
+@pytest.mark.parametrize("statement", [
+    "SET log_min_messages = warning", "SET log_min_error_statement = error",
+    "ALTER ROLE {role} RESET log_min_messages", "ALTER ROLE {role} SET log_min_messages = log",
+    "ALTER ROLE {role} RESET log_min_error_statement"])
+def test_the_role_cannot_lift_the_bound_on_its_log(store, statement):
+    backend, db, raw, schema = store
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        raw.execute(statement.format(role=backend.role))
+
+
+# --- 3: the administrator's way back after the role changed its own password --------------
+
+def require_passwords(server):
+    """The temporary server trusts its socket; make it ask the store's role for its password."""
+    with psycopg.connect(server.conninfo(), autocommit=True) as admin:
+        hba = admin.execute("SHOW hba_file").fetchone()[0]
+        with open(hba, "w") as rules:
+            rules.write("local all postgres trust\nlocal all all scram-sha-256\n")
+        admin.execute("SELECT pg_reload_conf()")
+
+
+def logs_in(url):
+    try:
+        postgres.connect(url).close()
+    except postgres.ServerUnavailable as error:
+        assert "password authentication failed" in str(error)
+        return False
+    return True
+
+
+def test_create_role_with_reset_password_lets_the_service_back_in():
+    with postgres_server.TemporaryServer(TEST_SERVER_SETTINGS) as server:
+        with psycopg.connect(server.conninfo(), autocommit=True) as admin:
+            first = postgres_install.create_role(admin)
+            postgres_install.install(admin, "locked")
+        require_passwords(server)
+
+        def url(password):
+            return server.conninfo(postgres_install.STORE_ROLE, password=password,
+                                   options="-c search_path=locked")
+        assert logs_in(url(first))
+        attacker = psycopg.connect(url(first), autocommit=True)     # the role changes its own
+        attacker.execute(sql.SQL("ALTER ROLE {} PASSWORD 'only-the-attacker-knows'").format(
+            sql.Identifier(postgres_install.STORE_ROLE)))
+        assert not logs_in(url(first))
+        with psycopg.connect(server.conninfo(), autocommit=True) as admin:
+            assert postgres_install.create_role(admin) is None     # a re-run keeps it, as said
+            assert not logs_in(url(first))
+            second = postgres_install.create_role(admin, reset_password=True)
+        assert isinstance(second, str) and second not in (first, "only-the-attacker-knows")
+        with pytest.raises(psycopg.OperationalError):      # its open session was ended too
+            attacker.execute("SELECT 1")
+        attacker.close()
+        assert logs_in(url(second)), "the new password does not log in"
+        assert not logs_in(url("only-the-attacker-knows")), "the attacker's password still works"
+        with postgres.connect(url(second)) as db:
+            assert postgres.put(db, "orchard", "fact", "back", FACT, None, 100, 60) == 1
+
+
+def test_reset_password_refuses_a_role_the_workbook_did_not_make(postgres_backend):
+    admin = postgres_backend.admin
+    with pytest.raises(ValueError, match="did not make"):
+        postgres_install.create_role(admin, admin.info.user, reset_password=True)
