@@ -3,8 +3,8 @@
 # %% auto #0
 __all__ = ['STORE_ROLE', 'MARK', 'SCHEMA', 'LOCK_WAIT', 'FUNCTIONS', 'DURABILITY', 'TRIGGERS', 'SIGNATURES', 'CALLED', 'HOME',
            'GRANTS', 'TIMEOUTS', 'ROLE_LIMITS', 'ROLE_SETTINGS', 'CONNECTION_LIMIT', 'WITHHELD', 'made_here',
-           'refuse_unless_made_here', 'definer_of', 'tables_of', 'create_role', 'drop_role', 'create_schema', 'install',
-           'uninstall', 'withhold_from_public']
+           'refuse_unless_made_here', 'definer_of', 'tables_of', 'create_role', 'refuse_unless_may_end_sessions',
+           'end_sessions', 'drop_role', 'create_schema', 'install', 'uninstall', 'withhold_from_public']
 
 # %% ../notebooks/appendix-postgres-operations.ipynb #ops-006
 import secrets
@@ -211,7 +211,7 @@ DURABILITY = (
     "CREATE TABLE flush ()",
     # One row per server process; unlogged, because it is only the check's own note.
     "CREATE UNLOGGED TABLE probe (backend integer PRIMARY KEY, checked xid8 NOT NULL)",
-    f"""CREATE FUNCTION durable() RETURNS trigger
+    """CREATE FUNCTION durable() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER AS $fn$BEGIN
         IF EXISTS (SELECT FROM probe p WHERE p.backend = pg_backend_pid()
                 AND p.checked = pg_current_xact_id()) THEN
@@ -222,10 +222,12 @@ DURABILITY = (
             ON CONFLICT (backend) DO UPDATE SET checked = EXCLUDED.checked;
         IF current_setting('workbook.immediate') = 'yes'           -- not the commit yet
             OR EXISTS (SELECT FROM pg_cursors c WHERE c.is_holdable)
+            -- Trusted: a function the definer owns (current_user, here), by its OID. No
+            -- other role can make one (the login role is no member of the definer), so a
+            -- temporary function of the same name, or a role's comment, counts for nothing.
             OR EXISTS (SELECT FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
-                WHERE t.tgdeferrable AND (f.proname NOT IN ('durable', 'probed')
-                    OR f.proowner NOT IN (SELECT d.objoid FROM pg_shdescription d
-                        WHERE d.classoid = 'pg_authid'::regclass AND d.description = '{MARK}')))
+                WHERE t.tgdeferrable AND f.proowner <> (SELECT r.oid FROM pg_roles r
+                    WHERE r.rolname = current_user))
         THEN
             TRUNCATE flush;                 -- a commit that removes a file waits for the disk
         ELSIF current_setting('synchronous_commit') = 'off' THEN
@@ -291,8 +293,12 @@ GRANTS = (
 TIMEOUTS = {"idle_in_transaction_session_timeout": "1s", "statement_timeout": "5s",
             "lock_timeout": LOCK_WAIT}
 # Settings only a superuser may change, so the role cannot lift them: the store itself never
-# writes a temporary file.
-ROLE_LIMITS = {"temp_file_limit": "16MB"}
+# writes a temporary file, and nothing its sessions say reaches the server's log, which every
+# role shares and nothing else bounds (a WARNING raised in a DO block, an error quoting its
+# input, a statement logged with its error; exit_on_error turns an error into a FATAL, so
+# only a PANIC, which no session can raise, is still written).
+ROLE_LIMITS = {"temp_file_limit": "16MB", "log_min_messages": "panic",
+               "log_min_error_statement": "panic"}
 ROLE_SETTINGS = {**TIMEOUTS, **ROLE_LIMITS}
 # At most this many sessions of the store's role at once: half of PostgreSQL's default
 # max_connections (100), so that the role alone never takes every slot the administrator
@@ -337,23 +343,30 @@ def tables_of(schema):
     return f"{schema}_data"
 
 
-def create_role(admin, role=STORE_ROLE):
+def create_role(admin, role=STORE_ROLE, reset_password=False):
     """The store's login role and its definer: neither a superuser, able to bypass row-level
     security, make roles or replicate, and the login role with ROLE_SETTINGS.
 
     Returns a password for a role it creates. A role of that name that an earlier run made
     keeps its password (a service may be using it) and gets None back; its attributes and
-    settings are set again. A role of that name that this workbook did not make is refused,
-    and nothing is changed.
+    settings are set again. With reset_password=True such a role gets a new password, which
+    is returned, and every session of the role is ended once it is set (end_sessions): the
+    way back when someone with the role changed its password (every role may change its own).
+    A role of that name that this workbook did not make is refused, and nothing is changed.
     """
     definer = definer_of(role)
     exists = refuse_unless_made_here(admin, "role", role)
     definer_exists = refuse_unless_made_here(admin, "role", definer)
-    password = None if exists else secrets.token_urlsafe(18)
+    if exists and reset_password:
+        refuse_unless_may_end_sessions(admin, role)
+    password = secrets.token_urlsafe(18) if reset_password or not exists else None
     limits = sql.SQL("NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB NOREPLICATION")
     with admin.transaction():
         if not exists:
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)))
+        elif password is not None:
+            admin.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(
                 sql.Identifier(role), sql.Literal(password)))
         admin.execute(sql.SQL("ALTER ROLE {} LOGIN {} CONNECTION LIMIT {}").format(
             sql.Identifier(role), limits, sql.Literal(CONNECTION_LIMIT)))
@@ -373,7 +386,29 @@ def create_role(admin, role=STORE_ROLE):
         for name in (role, definer):
             admin.execute(sql.SQL("COMMENT ON ROLE {} IS {}").format(sql.Identifier(name),
                                                                       sql.Literal(MARK)))
+    if exists and password is not None:
+        end_sessions(admin, role)       # after the commit: none may log in with the old one
     return password
+
+
+def refuse_unless_may_end_sessions(admin, role):
+    """Raise ValueError, before anything changes, unless `admin` may end `role`'s sessions."""
+    allowed = admin.execute(
+        "SELECT rolsuper OR pg_has_role(current_user, 'pg_signal_backend', 'MEMBER') "
+        "OR pg_has_role(current_user, %s, 'MEMBER') FROM pg_roles WHERE rolname = current_user",
+        (role,)).fetchone()[0]
+    if not allowed:
+        raise ValueError(f"this administrator may not end {role}'s sessions, so nothing was "
+                         "changed: a session left open keeps its login and could change the new "
+                         "password too; run create_role as a superuser, or have one run GRANT "
+                         f"pg_signal_backend TO {admin.info.user} first")
+
+
+def end_sessions(admin, role, wait_ms=5000):
+    """End every session of `role`, waiting up to `wait_ms` for each; return how many ended."""
+    return admin.execute(
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, %s)) FROM pg_stat_activity "
+        "WHERE usename = %s", (wait_ms, role)).fetchone()[0]
 
 
 def drop_role(admin, role=STORE_ROLE):

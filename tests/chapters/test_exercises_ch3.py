@@ -98,7 +98,7 @@ def test_predictions():
 def test_a_misspelt_conflict_is_shown_as_written():
     # the learner wrote a string, so "got str" read as nonsense: the reply shows the string
     said = q2.verdict(RIGHT[:1] + ["conflict"] + RIGHT[2:]).sentence
-    assert said == ("step 2: write each outcome as an int revision or the string 'Conflict' "
+    assert said == ("put 2: write each outcome as an int revision or the string 'Conflict' "
                     "(spelt so), got 'conflict'.")
     assert "got float" in q2.verdict(RIGHT[:1] + [2.0] + RIGHT[2:]).sentence
 

@@ -196,6 +196,12 @@ def test_a_raw_write_acknowledged_survives_a_crash_whatever_it_did_to_commit_wai
     with psycopg.connect(url, autocommit=True) as raw:
         revision = trick(raw, key)          # acknowledged: the commit returned
         crashed(server)
+    assert_kept(url, key, revision)
+
+
+def assert_kept(url, key, revision):
+    """After a crash: the write acknowledged with `revision` is there, and the next put gets a
+    revision above it."""
     db = postgres.connect(url)
     try:
         record = postgres.get(db, "orchard", "fact", key, 101)

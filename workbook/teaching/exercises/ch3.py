@@ -53,10 +53,11 @@ q1 = Exercise(
 q2 = Exercise(
     "3.2", "Predict the outcome of each put in show_steps().", InChecks("ch3", "check_predictions"),
     reveal=InChecks("ch3", "show_outcomes"),
-    hints=["Three questions for each step: does a physical row exist for this exact tenant, kind "
+    hints=["Three questions for each put: does a physical row exist for this exact tenant, kind "
            "and key? Has its deadline (now+ttl of its last write) passed? Does expected equal its "
            "revision (None when there is no row)?",
-           "Only a successful put takes a number from the sequence; a Conflict takes none."])
+           "Only a successful put takes a number from the sequence, which every tenant, kind and "
+           "key share; a Conflict takes none."])
 
 q3 = Exercise(
     "3.3", "Write create_fresh that purges an expired row of one identity, creates it, and "

@@ -239,7 +239,7 @@ def as_outcomes(predictions):
     for number, guess in enumerate(guesses, 1):
         if type(guess) not in (int, str) or (type(guess) is str and guess != "Conflict"):
             got = repr(guess) if isinstance(guess, str) else type(guess).__name__
-            raise NotYet(f"step {number}: write each outcome as an int revision or the string "
+            raise NotYet(f"put {number}: write each outcome as an int revision or the string "
                          f"'Conflict' (spelt so), got {got}.")
     return guesses
 
