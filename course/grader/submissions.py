@@ -14,7 +14,8 @@ Hidden folders and files (.ipynb_checkpoints, .git) are ignored.
 
 A chapter is graded from its own hand-in only (hand_ins):
 - where the student's folder has the chapter's assignment folder (nbgrader's layout), from
-  <chapter>/<chapter>.ipynb in it, the one notebook nbgrader itself grades there; its
+  <chapter>/<chapter>.ipynb in it (hand-in-<chapter>.ipynb on the course hub), the one
+  notebook nbgrader itself grades there; its
   timestamp.txt says when it was handed in, and with a due date, whether it was late;
 - elsewhere, from the one notebook of that chapter outside every assignment folder.
 Any other notebook of the chapter (one in another assignment's folder, a second copy) is refused
@@ -28,6 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.grader.text import safe, shown_path
+
+# The course hub releases each chapter as HAND_IN_PREFIX + its file name (course.hub.exchange), so
+# that its tab's title differs from the practice copy's; nbgrader grades that notebook there.
+HAND_IN_PREFIX = "hand-in-"
 
 MOST_NAME = 100         # characters of a student's name as the gradebook shows it
 MOST_NAME_BYTES = 200   # and its bytes (UTF-8): feedback/<name>.txt stays within NAME_MAX (255)
@@ -213,8 +218,8 @@ def hand_ins(student, chapters, known, due=None):
             of.setdefault(notebook.chapter, []).append(notebook)
     for stem, candidates in of.items():
         if stem in student.assignments:
-            own = student.base / stem / f"{stem}.ipynb"
-            chosen = [n for n in candidates if n.path == own]
+            own = {student.base / stem / f"{prefix}{stem}.ipynb" for prefix in ("", HAND_IN_PREFIX)}
+            chosen = [n for n in candidates if n.path in own]
             why = f"it is not this chapter's hand-in, {stem}/{stem}.ipynb"
         else:
             chosen = [n for n in candidates if n.assignment is None]

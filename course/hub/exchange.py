@@ -18,16 +18,15 @@ from pathlib import Path
 
 import nbformat
 
-from course.hub.accounts import as_user
-
 from course.editions.release import COURSE_ID, write_release
+from course.grader.submissions import HAND_IN_PREFIX
+from course.hub.accounts import as_user
 
 COURSE = "course"
 # On the hub a student has two copies of a chapter: the practice copy in ~/workbook/ and the one
 # fetched from the Assignments tab. The fetched one is named HAND_IN_PREFIX + the chapter's file
 # name, so that the two tabs' titles differ, and says at its top what it is and what the student
 # will see in it.
-HAND_IN_PREFIX = "hand-in-"
 HAND_IN = ("> **This is the copy you hand in.** It is the chapter you fetched from the Assignments "
            "tab: answer here, save, then *Nbgrader > Assignment List* and *Submit* (as often as you "
            "like; the latest counts). Your practice copy, `~/workbook/{filename}`, is never graded. "

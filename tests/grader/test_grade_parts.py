@@ -168,6 +168,21 @@ def test_in_nbgrader_layout_a_chapter_is_graded_from_its_own_assignment_folder_o
     assert ann.submitted[one].isoformat() == "2026-03-02T09:30:00+00:00"
 
 
+def test_on_the_course_hub_the_assignments_hand_in_copy_is_graded(tmp_path, chapter, handout):
+    # the hub releases each chapter as hand-in-<chapter>.ipynb (its tab's title differs from the
+    # practice copy's) and nbgrader collects it under that name: make grade on the hub gave every
+    # student 0 when only <chapter>.ipynb counted as the assignment's notebook
+    from course.hub.exchange import HAND_IN_PREFIX
+    one = chapter.stem
+    write(tmp_path / "ann" / one / f"{HAND_IN_PREFIX}{chapter.filename}", handout)
+    write(tmp_path / "bo" / one / f"{HAND_IN_PREFIX}{chapter.filename}", handout)
+    write(tmp_path / "bo" / one / chapter.filename, handout)                      # two: hand in one
+    found = read_class(tmp_path, [chapter])
+    assert [nb.shown for nb in found["ann"].graded.values()] == [f"{one}/{HAND_IN_PREFIX}{chapter.filename}"]
+    assert found["ann"].refused == [] and found["bo"].graded == {}
+    assert found["bo"].unreadable[one].startswith("2 notebooks are chapter 1")
+
+
 def test_a_notebook_named_after_a_classmate_never_replaces_their_folder(tmp_path, chapter, handout):
     # attack-28: victim.ipynb beside victim/ was graded in place of the folder, silently
     write(tmp_path / "victim" / chapter.filename, handout)
