@@ -64,7 +64,7 @@ test-a11y: venv ## The HTML edition offline and for a screen reader; WCAG 2.1 AA
 test-hub: venv ## A course round trip on a real JupyterHub, in headless Chromium (root).
 	@tools/install-browser
 	@tools/install-node
-	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
+	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider -n 2 --dist loadgroup
 
 test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (build/nbgrader-venv).
 	@tools/nbgrader-venv

@@ -611,3 +611,49 @@ def test_the_docs_name_the_files_a_student_sees():
     text = (ROOT / "docs" / "hub.md").read_text()
     assert START == "00-start-here.md" and f"`{START}`" in text
     assert "4 student servers" not in text and "student servers and the instructor's" in text
+
+
+def lingering(folder):
+    """A process whose program is in `folder` (as the idle culler or a kernel is in HUB_DIR/env),
+    in a session of its own, as an orphan of a killed hub is."""
+    script = folder / "env" / "linger.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("import time\ntime.sleep(600)\n")
+    return subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+
+
+def ended_within(process, seconds=60):
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+    return True
+
+
+def test_make_hub_stop_leaves_no_process_run_from_hub_dir(tmp_path):
+    # jupyterhub_idle_culler processes from a killed hub were found running hours later
+    from course.hub import service
+    (tmp_path / "state").mkdir()
+    orphan = lingering(tmp_path)
+    assert orphan.pid in service.run_from(tmp_path)
+    assert service.run_from(tmp_path / "env" / "lin") == {}  # a path's prefix is not its folder
+    service.stop_everything(tmp_path / "state")
+    assert ended_within(orphan, 30) and service.run_from(tmp_path) == {}
+
+
+def test_a_killed_hub_test_leaves_no_process_behind(tmp_path):
+    # a make test-hub killed mid-run runs no fixture's clean-up: the watchdog it starts first does it
+    scratch = Path(tempfile.mkdtemp(prefix="workbook-hub-reaper-"))
+    test = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # stands for pytest
+    reaper = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "hub_reaper.py"),
+                               "--watch", str(test.pid), "--folder", str(scratch)], start_new_session=True)
+    try:
+        orphan = lingering(scratch)
+        test.kill()
+        test.wait()
+        assert ended_within(orphan), "the hub's process outlived the killed test by 60 s"
+        assert ended_within(reaper) and not scratch.exists()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
