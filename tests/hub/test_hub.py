@@ -75,8 +75,11 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-d
                  "--disable-background-networking", "--disable-component-update", "--no-first-run",
                  "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
                  "--disable-backgrounding-occluded-windows"]
-INSTRUCTOR = "hubtest-teacher"
-STUDENTS = {"hubtest-ada": "Ada Lovelace", "hubtest-grace": "Grace Hopper", "hubtest-alan": "Alan Turing"}
+# usernames of this run's own: two make test-hub runs on one machine (other clones') would
+# otherwise remove each other's accounts; the watchdog removes a killed run's
+RUN = os.urandom(3).hex()
+INSTRUCTOR = f"ht{RUN}-teacher"
+STUDENTS = {f"ht{RUN}-ada": "Ada Lovelace", f"ht{RUN}-grace": "Grace Hopper", f"ht{RUN}-alan": "Alan Turing"}
 ADA, GRACE, ALAN = STUDENTS
 CHAPTER = "01-purpose-and-validation"
 HAND_IN = f"hand-in-{CHAPTER}.ipynb"  # the copy a student fetches (course.hub.exchange.HAND_IN_PREFIX)
@@ -148,8 +151,6 @@ def course():
         pytest.skip("make test-hub needs root: make hub makes a system account per student and "
                     "JupyterHub starts each server as its account (docs/hub.md, 'Without root')")
     names = [INSTRUCTOR, *STUDENTS]
-    for name in names:  # left by a run that was killed
-        accounts.remove_account(name)
     scratch = Path(tempfile.mkdtemp(prefix="workbook-hub-"))
     os.chmod(scratch, 0o755)
     # a kill -9 of this test runs no clean-up below: the watchdog then ends what runs from scratch

@@ -23,8 +23,8 @@ from hub_tree import ROOT, copy_tree
 pytestmark = pytest.mark.xdist_group("beside-the-course")
 
 
-INSTRUCTOR = "hubcheck-teacher"
-STUDENT = "hubcheck-zed"
+INSTRUCTOR = f"hc{os.urandom(3).hex()}-teacher"  # this run's own, as test_hub.py's
+STUDENT = f"hc{os.urandom(3).hex()}-zed"
 
 
 @pytest.fixture(scope="module")
