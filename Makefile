@@ -15,7 +15,7 @@ TIMEOUT ?= 10
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv lab lab-update author export notebooks html test test-tooling test-grader \
-        test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
+        test-postgres test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
         hub hub-stop hub-status hub-servers hub-feedback hub-teardown pins bench bench-record \
         reliability-record
 
@@ -30,21 +30,28 @@ lab: venv ## JupyterLab on your own copy of the chapters, my-workbook/ (made the
 lab-update: venv ## Bring chapters that changed into my-workbook/, keeping your answers.
 	$(VENV)/bin/workbook-learner update
 
-## Checks (CI runs all but test-nbgrader, soak and mutate)
-# make test's folders: the store, its PostgreSQL backend, the chapters, the editions, the course's
-# parts that need no root or browser, and the project's set-up; then every chapter executed top to
-# bottom in a fresh kernel, its outputs compared strictly with the stored ones (nbval). The slow
-# suites have folders and targets of their own. actionlint checks the workflows' shell steps with
-# Debian's shellcheck, installed here when missing (where it cannot be, the rest still runs and
-# the workflow test says what to install). Colour only on a terminal (conftest.py); COLOR=yes, or
+## Checks (CI runs every test-* target; soak and mutate are for when you have the time)
+# make test's folders: the store, the chapters, the editions, the course's parts that need no root
+# or browser, and the package installed on its own; then every chapter executed top to bottom in a
+# fresh kernel, its outputs compared strictly with the stored ones (nbval). Whatever concerns
+# PostgreSQL (tests/postgres, the store tests' [postgres] half, the PostgreSQL exercises and
+# appendices: every test whose name, file or folder says postgres) is make test-postgres: the same
+# folders, the other half, so every test runs in exactly one of the two. The slow suites have
+# folders and targets of their own. actionlint checks the workflows' shell steps with Debian's
+# shellcheck, installed here when missing (where it cannot be, the rest still runs and the
+# workflow test says what to install). Colour only on a terminal (conftest.py); COLOR=yes, or
 # FORCE_COLOR=1, asks for it anyway.
-FAST_TESTS = tests/store tests/postgres tests/chapters tests/editions tests/course tests/project
+FAST_TESTS = tests/store tests/postgres tests/chapters tests/editions tests/course tests/project notebooks
+NBVAL = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 COLOR = auto
 # One worker more than there are cores: many tests wait on a server, a kernel or a child process.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-test: venv ## Every fast test, then each chapter executed under strict nbval.
+test: venv ## Every fast test on SQLite, then each chapter executed under strict nbval.
 	@tools/apt-install shellcheck shellcheck || true
-	$(PY) -m pytest -n $(WORKERS) --dist loadscope $(FAST_TESTS) notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=$(COLOR)
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope $(FAST_TESTS) $(NBVAL) -k "not postgres" --color=$(COLOR)
+
+test-postgres: venv ## The store on PostgreSQL: every store test on a temporary server, its attacks, crash trials and appendices.
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope $(FAST_TESTS) $(NBVAL) -k postgres --color=$(COLOR)
 
 test-tooling: venv ## make test's own output as a CI log shows it, and the benchmarks in miniature.
 	$(PY) -m pytest -n auto --dist loadscope tests/tooling -q -p no:cacheprovider
@@ -71,7 +78,7 @@ test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (b
 	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
 
 soak: export WORKBOOK_SOAK = 1
-soak: test ## make test with bigger counts: histories, crash trials, writers, hostile input.
+soak: test test-postgres ## make test and make test-postgres with bigger counts: histories, crash trials, writers, hostile input.
 
 mutate: venv ## mutmut over the four store modules, then the score and every survivor.
 	rm -rf mutants
@@ -180,5 +187,5 @@ bench-record: venv ## The same, kept as the record in docs/bench/ (and workbook/
 # busy loops keep the cores busy). docs/reliability/figures.md is rendered from every record.
 RUN ?= test
 TIMES ?= 10
-reliability-record: venv ## A check's figures, RUN=test|soak|mutate|loaded, kept as the record in docs/reliability/.
+reliability-record: venv ## A check's figures, RUN=test|postgres|soak|mutate|loaded, kept as the record in docs/reliability/.
 	$(PY) tools/reliability.py $(RUN) $(if $(filter loaded,$(RUN)),$(TIMES))

@@ -3,7 +3,8 @@ docs/reliability/ (RUN.json, and figures.md, rendered from every record there).
 
     python tools/reliability.py test             make test once: the reliability figures its end
                                                  prints, how many tests passed, its time
-    python tools/reliability.py soak             make soak once: the same tests, bigger counts
+    python tools/reliability.py postgres         make test-postgres once: the same, on PostgreSQL
+    python tools/reliability.py soak             make soak once: both halves, bigger counts
     python tools/reliability.py mutate           make mutate: mutmut's score over the store's modules
     python tools/reliability.py loaded [TIMES]   make test from TIMES fresh clones (default 10), one
                                                  after another, while two busy loops keep the cores busy
@@ -32,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "docs" / "reliability"
 LOGS = ROOT / "build" / "reliability"
 PAGE = RECORDS / "figures.md"
-RUNS = {"test": "make test", "soak": "make soak", "mutate": "make mutate",
-        "loaded": "make test from a fresh clone, both cores kept busy"}
+RUNS = {"test": "make test", "postgres": "make test-postgres", "soak": "make soak",
+        "mutate": "make mutate", "loaded": "make test from a fresh clone, both cores kept busy"}
+TARGETS = {"test": "test", "postgres": "test-postgres", "soak": "soak"}    # the make targets
 # Figures whose count make soak scales up (tests/support/soak.py): its record must show more.
 SIZED = ["model cross-check: operations", "stateful steps checked against the model",
          "crash trials survived", "hostile inputs: tried", "tampered rows read",
@@ -84,7 +86,7 @@ def failed_tests(text):
 
 
 def make_test(target, cwd, log):
-    """make TARGET (test or soak) in `cwd`, with its figures written where we read them."""
+    """make TARGET (test, test-postgres or soak) in `cwd`, with its figures written where we read them."""
     with tempfile.TemporaryDirectory() as folder:
         sink = Path(folder) / "figures.json"
         env = {**os.environ, "WORKBOOK_FIGURES": str(sink)}
@@ -100,7 +102,7 @@ def make_test(target, cwd, log):
 
 def record_test(name):
     record = {"run": name, "command": RUNS[name], **where()}
-    record.update(make_test(name, ROOT, LOGS / f"{name}.log"))
+    record.update(make_test(TARGETS[name], ROOT, LOGS / f"{name}.log"))
     if record["exit status"] != 0 or "tests" not in record:
         print(f"{RUNS[name]} failed (build/reliability/{name}.log): no record kept", file=sys.stderr)
         return None
@@ -185,7 +187,7 @@ def tests_line(ran):
 
 
 def figures_table(found):
-    runs = [name for name in ("test", "soak") if name in found]
+    runs = [name for name in TARGETS if name in found]
     names = sorted({name for run in runs for name in found[run]["figures"]})
     lines = ["| figure | " + " | ".join(f"`{RUNS[run]}`" for run in runs) + " |",
              "|---|" + "---:|" * len(runs)]
@@ -199,15 +201,15 @@ def figures_table(found):
 def markdown(found):
     """figures.md from the records (a dict run -> record)."""
     lines = ["# Reliability figures", "",
-             "Written by `make reliability-record RUN=test|soak|mutate|loaded` (tools/reliability.py)",
+             "Written by `make reliability-record RUN=test|postgres|soak|mutate|loaded` (tools/reliability.py)",
              "from the records beside this page; run it again rather than edit this. What each figure",
              "checks is in [docs/reliability.md](../reliability.md).", ""]
-    for run in ("test", "soak"):
+    for run in TARGETS:
         if run in found:
             record = found[run]
             lines += [f"## `{record['command']}`", "", said(record) + loads(record) + ".", "",
                       tests_line(record) + ".", ""]
-    if "test" in found or "soak" in found:
+    if any(run in found for run in TARGETS):
         lines += ["The counts each run's end prints (the runs that involve several processes vary",
                   "from run to run; the others are fixed by seeds, sizes and derandomized examples,",
                   "except under `make soak`, which draws new ones):", "",

@@ -5,6 +5,7 @@ docs/instructors.md quotes both runs. The runs happen in a temporary folder laid
 repository is (its conftest.py and pyproject.toml, a notebooks/ and a tests/ folder)."""
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def make_test_command(*variables):
     shown = subprocess.run(["make", "--no-print-directory", "-n", "test", *variables], cwd=ROOT,
                            env=environment(), capture_output=True, text=True, check=True).stdout
     (line,) = [line for line in shown.splitlines() if " -m pytest " in line]
-    python, *arguments = line.split()
+    python, *arguments = shlex.split(line)     # make test's -k "not postgres" is quoted
     assert python == ".venv/bin/python"
     return [sys.executable, *arguments]
 

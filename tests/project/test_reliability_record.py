@@ -1,0 +1,56 @@
+"""make reliability-record (tools/reliability.py): docs/reliability/figures.md is what the command
+renders from the records beside it, and each record has the shape the command writes. Counts in
+prose are never checked here: a record changes only when its command runs again."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("reliability", ROOT / "tools" / "reliability.py")
+reliability = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(reliability)
+
+RECORDS = sorted((ROOT / "docs" / "reliability").glob("*.json"))
+
+
+def test_the_page_is_rendered_from_the_records():
+    assert RECORDS, "no record in docs/reliability/: make reliability-record RUN=test"
+    assert reliability.PAGE.read_text() == reliability.markdown(reliability.records())
+
+
+def test_every_record_file_is_a_run_the_command_knows():
+    assert {path.stem for path in RECORDS} <= set(reliability.RUNS)
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=[path.stem for path in RECORDS])
+def test_a_record_names_its_commit_machine_load_and_command(path):
+    record = json.loads(path.read_text())
+    assert record["run"] == path.stem and record["command"] == reliability.RUNS[path.stem]
+    assert len(record["commit"]) == 40 and isinstance(record["clean"], bool)
+    assert {"cores", "system", "python", "sqlite"} <= set(record["machine"])
+    if path.stem in reliability.TARGETS:
+        assert record["exit status"] == 0 and record["tests"]["failed"] == 0
+        assert record["tests"]["passed"] + record["tests"]["skipped"] <= record["tests"]["collected"]
+        assert len(record["load before"]) == len(record["load after"]) == 3
+    if path.stem == "loaded":
+        assert len(record["runs"]) == record["times"]
+        assert record["passed"] == sum(run["passed"] for run in record["runs"])
+
+
+def test_a_run_that_failed_keeps_no_record(tmp_path, monkeypatch):
+    monkeypatch.setattr(reliability, "make_test",
+                        lambda target, cwd, log: {"exit status": 2, "tests": {}})
+    monkeypatch.setattr(reliability, "where", lambda cwd=ROOT: {})
+    assert reliability.record_test("test") is None
+
+
+def test_each_run_names_the_make_target_it_runs(monkeypatch):
+    ran = []
+    monkeypatch.setattr(reliability, "make_test",
+                        lambda target, cwd, log: ran.append(target) or {"exit status": 1})
+    monkeypatch.setattr(reliability, "where", lambda cwd=ROOT: {})
+    for name in reliability.TARGETS:
+        reliability.record_test(name)
+    assert ran == ["test", "test-postgres", "soak"]
