@@ -71,7 +71,7 @@ test-a11y: venv ## The HTML edition offline and for a screen reader; WCAG 2.1 AA
 test-hub: venv ## A course round trip on a real JupyterHub, in headless Chromium (root).
 	@tools/install-browser
 	@tools/install-node
-	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider
+	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider -n 2 --dist loadgroup
 
 test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (build/nbgrader-venv).
 	@tools/nbgrader-venv
@@ -124,18 +124,17 @@ grade-demo: venv ## Grade a generated class of eight kinds of student (build/dem
 	$(VENV)/bin/workbook-grade build/demo-class --out build/demo-grades --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS))
 
 HUB_DIR ?= /srv/agent-memory-hub
-HUB_HOMES ?= /home
-ROSTER ?= course/hub/files/roster.example.csv
-INSTRUCTOR ?= instructor
-HUB_IP ?= 127.0.0.1
-HUB_PORT ?= 8000
-# HUB_IDLE: seconds before the idle culler stops a server nobody uses. ACCEPT_READABLE: paths (or
-# all) where students may read worked answers, which make hub otherwise refuses to start beside;
-# SCAN_SECONDS bounds that search. KEEP: where make hub-teardown copies the gradebook first.
-HUB_IDLE ?= 3600
+# Left out, HUB_HOMES, ROSTER, INSTRUCTOR, HUB_IP, HUB_PORT, HUB_IDLE and TIMEOUT are what HUB_DIR's
+# course already has (HUB_DIR/state/settings.json), else /home, course/hub/files/roster.example.csv,
+# instructor, 127.0.0.1, 8000, 3600 and 10. HUB_IDLE: seconds before the idle culler stops a server
+# nobody uses. ACCEPT_READABLE: paths (or all) where students may read worked answers, which make
+# hub otherwise refuses to start beside (HUB_DIR remembers them; none forgets them); SCAN_SECONDS
+# bounds that search. KEEP: where make hub-teardown copies the gradebook and GRADES first.
 SCAN_SECONDS ?= 120
-HUB_OPTIONS = --dir $(HUB_DIR) --homes $(HUB_HOMES) --roster $(ROSTER) --instructor $(INSTRUCTOR) \
-              --ip $(HUB_IP) --port $(HUB_PORT) --timeout $(TIMEOUT) --idle $(HUB_IDLE) \
+HUB_OPTIONS = --dir $(HUB_DIR) $(if $(HUB_HOMES),--homes $(HUB_HOMES)) $(if $(ROSTER),--roster $(ROSTER)) \
+              $(if $(INSTRUCTOR),--instructor $(INSTRUCTOR)) $(if $(HUB_IP),--ip $(HUB_IP)) \
+              $(if $(HUB_PORT),--port $(HUB_PORT)) $(if $(filter-out file,$(origin TIMEOUT)),--timeout $(TIMEOUT)) \
+              $(if $(HUB_IDLE),--idle $(HUB_IDLE)) \
               --scan-seconds $(SCAN_SECONDS) $(if $(ACCEPT_READABLE),--accept-readable $(ACCEPT_READABLE))
 hub: venv ## Check, set up and start (or restart) a course on JupyterHub, one account per ROSTER line (root).
 	@tools/install-node
@@ -154,7 +153,8 @@ hub-feedback: venv ## Hand make grade's verdicts back to the students through nb
 	$(VENV)/bin/workbook-hub feedback --dir $(HUB_DIR) --grades $(GRADES)
 
 hub-teardown: venv ## End of term: remove the course's accounts, homes and HUB_DIR, after asking (KEEP=DIR keeps the gradebook).
-	$(VENV)/bin/workbook-hub teardown --dir $(HUB_DIR) $(if $(KEEP),--keep $(KEEP)) $(if $(YES),--yes)
+	$(VENV)/bin/workbook-hub teardown --dir $(HUB_DIR) $(if $(KEEP),--keep $(KEEP)) --grades $(abspath $(GRADES)) \
+	  $(if $(YES),--yes)
 
 ## Maintenance
 venv: ## Set up .venv from requirements.txt (every other target does this first).

@@ -58,20 +58,22 @@ def options():
     parser.add_argument("command", choices=["start", "setup", "stop", "servers", "status", "teardown",
                                             "feedback", "image"])
     parser.add_argument("--dir", default="/srv/agent-memory-hub", help="where the hub keeps its files")
-    parser.add_argument("--homes", default="/home", help="where the accounts' homes are made")
-    parser.add_argument("--roster", default=str(FILES / "roster.example.csv"))
-    parser.add_argument("--instructor", default="instructor")
-    parser.add_argument("--ip", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--timeout", type=int, default=10)
-    parser.add_argument("--idle", type=int, default=3600, help="seconds before an unused server is stopped")
+    # left out, each of these is what this HUB_DIR's course has (settings.json), else DEFAULTS's
+    parser.add_argument("--homes", help="where the accounts' homes are made")
+    parser.add_argument("--roster")
+    parser.add_argument("--instructor")
+    parser.add_argument("--ip")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--timeout", type=int)
+    parser.add_argument("--idle", type=int, help="seconds before an unused server is stopped")
     parser.add_argument("--accept-readable", default="",
                         help="comma-separated paths (or all) where students may read worked answers")
     parser.add_argument("--scan-seconds", type=int, default=exposure.SECONDS)
     parser.add_argument("--at-once", type=int, default=0, help="servers: how many start at a time")
     parser.add_argument("--keep", default="", help="teardown: copy the course folder (gradebook) here first")
     parser.add_argument("--yes", action="store_true", help="teardown: do not ask")
-    parser.add_argument("--grades", help="feedback: make grade's GRADES folder (grades.json)")
+    parser.add_argument("--grades", help="feedback: make grade's GRADES folder (grades.json); teardown: "
+                                         "kept with the course folder when it exists")
     parser.add_argument("--exchange", default="/srv/nbgrader/exchange", help="image: the exchange's mount")
     return parser
 
@@ -90,6 +92,38 @@ def folders(hub):
             "state": hub / "state"}
 
 
+DEFAULTS = {"homes": "/home", "roster": str(FILES / "roster.example.csv"), "instructor": "instructor",
+            "ip": "127.0.0.1", "port": 8000, "timeout": 10, "idle": 3600}
+# What a running course cannot change: the instructor's home holds the course folder, and every
+# account's home is in HUB_HOMES (a new course needs make hub-teardown first).
+FIXED = {"instructor": "INSTRUCTOR", "homes": "HUB_HOMES"}
+
+
+def same(name, given, before):
+    if name in ("homes", "roster"):
+        return Path(given).absolute() == Path(before).absolute()
+    return given == before
+
+
+def with_kept(arguments, kept, settings_file):
+    """Fill every setting left out with this HUB_DIR's (kept), else its default; return the
+    sentences refusing a value that conflicts with the running course's."""
+    problems = []
+    for name, default in DEFAULTS.items():
+        given, before = getattr(arguments, name), kept.get(name)
+        if given is None:
+            setattr(arguments, name, before if before is not None else default)
+        elif name in FIXED and before is not None and not same(name, given, before):
+            problems.append(f"{FIXED[name]}={given} conflicts with {FIXED[name]}={before}, which this HUB_DIR's "
+                            f"course was set up with ({settings_file}); leave {FIXED[name]} out to keep it, "
+                            "or end that course first with make hub-teardown.")
+    return problems
+
+
+def restart_command(hub):
+    return f"make hub HUB_DIR={hub}"
+
+
 def planned_ports(arguments, kept):
     """The public port, and the hub's own two, which stay as an earlier make hub chose them: the
     running servers and the proxy know them."""
@@ -98,23 +132,30 @@ def planned_ports(arguments, kept):
             "proxy_api_port": kept.get("proxy_api_port") or free_port()}
 
 
-def accepted(arguments):
-    return tuple(filter(None, (part.strip() for part in arguments.accept_readable.split(","))))
+def accepted(arguments, kept=None):
+    """What ACCEPT_READABLE names, with what an earlier make hub in this HUB_DIR accepted (kept
+    in its settings, so that a restart is not refused over a copy accepted before);
+    ACCEPT_READABLE=none forgets those."""
+    given = [part.strip() for part in arguments.accept_readable.split(",") if part.strip()]
+    before = [] if "none" in given else (kept or {}).get("accept_readable", [])
+    return tuple(dict.fromkeys(path for path in [*before, *given] if path != "none"))
 
 
 def check(arguments, where):
     """Every check, before any change; Refused with every problem found."""
     accounts.require_root()
     kept = checks.kept_settings(where["state"])
+    conflicts = with_kept(arguments, kept, where["state"] / "settings.json")
     ports = planned_ports(arguments, kept)
+    accept = accepted(arguments, kept)
     # ACCEPT_READABLE=all: the instructor accepts whatever students can read, so nothing is looked for
-    search = None if "all" in accepted(arguments) else exposure.search(seconds=arguments.scan_seconds)
-    problems, members = checks.everything(arguments, where, ports, search, accepted(arguments))
-    if problems:
-        raise Refused(problems)
-    print(exposure.summary(search, accepted(arguments)) if search else
+    search = None if conflicts or "all" in accept else exposure.search(seconds=arguments.scan_seconds)
+    problems, members = checks.everything(arguments, where, ports, search, accept)
+    if conflicts or problems:
+        raise Refused(conflicts + problems)
+    print(exposure.summary(search, accept) if search else
           "Did not look for worked answers students could read: ACCEPT_READABLE=all accepts them all.", flush=True)
-    return members, ports
+    return members, ports, accept
 
 
 def secret_file(path):
@@ -128,13 +169,15 @@ def secret_file(path):
 
 def setup(arguments):
     where = folders(arguments.dir)
-    members, ports = check(arguments, where)
+    members, ports, accept = check(arguments, where)
+    homes_made = not Path(arguments.homes).exists()
     if clone.close(ROOT):
         print(f"Closed {ROOT} to other accounts (chmod go-rwx): it holds the worked answers.")
     where["hub"].mkdir(parents=True, exist_ok=True)
     os.chmod(where["hub"], 0o755)
     where["state"].mkdir(exist_ok=True)
     os.chmod(where["state"], 0o700)
+    Path(arguments.homes).mkdir(mode=0o755, parents=True, exist_ok=True)
     teacher, rows, given = accounts.ensure_accounts(members, arguments.instructor, arguments.homes)
     teardown.record_made(where["state"], given)
     python = environment.readable_python(where["python"])
@@ -161,7 +204,10 @@ def setup(arguments):
         "students": [m.username for m in members], "instructor": teacher.pw_name,
         "course": str(course), "exchange": str(where["exchange"]), "roster": str(Path(arguments.roster).resolve()),
         "passwords": str(Path(teacher.pw_dir) / accounts.PASSWORDS), "released": released,
-        "nbgrader": str(nbgrader), "idle": arguments.idle,
+        "nbgrader": str(nbgrader), "idle": arguments.idle, "timeout": arguments.timeout,
+        "homes": str(Path(arguments.homes).absolute()), "accept_readable": list(accept),
+        # teardown removes HUB_HOMES too when this make hub made it (and it is empty by then)
+        "homes_made": homes_made or checks.kept_settings(where["state"]).get("homes_made", False),
     })
     environment.settings_json(where["state"] / "settings.json", settings)
     return settings, given
@@ -215,7 +261,8 @@ def banner(settings, given):
         f"  nbgrader:   {settings.get('nbgrader', '')} (the course's, from any shell; from root it runs as {teacher})",
         f"  Log:        {settings['state']}/jupyterhub.log",
         f"  Lecture:    make hub-servers HUB_DIR={hub} starts every student's server ahead (unused ones stop after {settings['idle'] // 60} min)",
-        f"  Restart:    make hub again (a new roster, a new setting): every student's server and kernel keep running",
+        f"  Restart:    {restart_command(hub)}   (this HUB_DIR keeps ROSTER, INSTRUCTOR, HUB_PORT and the other",
+        f"              settings; name one to change it): every student's server and kernel keep running",
         f"  Stop:       make hub-stop HUB_DIR={hub} stops everything; make hub-teardown HUB_DIR={hub} ends the term",
     ])
 
@@ -230,6 +277,20 @@ def hub_environment(settings):
     return environment_
 
 
+def servers_sentence(running, instructor, names=False):
+    """The running servers, the instructor's apart: "3 student servers and the instructor's"
+    (with names: "3 student servers (ada, bo, cy) and the instructor's")."""
+    students = sorted(name for name in running if name != instructor)
+    said = plural(len(students), "student server") + (f" ({', '.join(students)})" if names and students else "")
+    return said + (" and the instructor's" if instructor in running else "")
+
+
+def status_servers(running, instructor):
+    students = [name for name in sorted(running) if name != instructor]
+    sentence = servers_sentence(running, instructor)
+    return f"{sentence[0].upper()}{sentence[1:]} running{': ' + ', '.join(students) if students else ''}."
+
+
 def start(arguments):
     settings, given = setup(arguments)
     state = Path(settings["state"])
@@ -239,7 +300,7 @@ def start(arguments):
     running = service.running_servers(state)
     replaced = service.start_hub(settings, hub_environment(settings), FILES / "jupyterhub_config.py")
     if replaced:
-        print(f"Restarted the hub; {plural(len(running), 'student server')} kept running.")
+        print(f"Restarted the hub; {servers_sentence(running, settings['instructor'])} kept running.")
     print(banner(settings, given), flush=True)
     return 0
 
@@ -257,7 +318,7 @@ def stop(arguments):
     settings = read_settings(arguments)
     hub, stopped, proxy = service.stop_everything(settings["state"])
     print(f"Stopped {'the hub' if hub else 'no hub (none was running)'}, "
-          f"{plural(len(stopped), 'student server')}{' (' + ', '.join(stopped) + ')' if stopped else ''} "
+          f"{servers_sentence(stopped, settings['instructor'], names=True)}, "
           f"and {'the proxy' if proxy else 'no proxy (none was running)'}. make hub starts the course again.")
     return 0
 
@@ -269,7 +330,7 @@ def status(arguments):
     running = sorted(service.running_servers(state))
     print(f"Hub: {'running, pid ' + str(hub) if hub else 'stopped'}. Proxy: "
           f"{'running, pid ' + str(proxy) if proxy else 'stopped'}. "
-          f"{plural(len(running), 'student server')} running{': ' + ', '.join(running) if running else ''}.")
+          f"{status_servers(running, settings['instructor'])}")
     return 0
 
 
@@ -292,20 +353,27 @@ def end_of_term(arguments):
                          "HUB_DIR and the course's homes.")
     if keep and keep.exists():
         raise ValueError(f"KEEP {keep} already exists; name a new folder, so that nothing in it is replaced.")
-    print(teardown.describe(people, paths, keep), flush=True)
+    grades = Path(arguments.grades).absolute() if arguments.grades else None
+    homes = teardown.made_homes(settings)
+    print(teardown.describe(people, paths, keep, grades, homes), flush=True)
     if not arguments.yes:
         try:
             answer = input("Remove all of this? Type yes to go on: ")
         except EOFError:
             answer = ""
         if answer.strip().lower() != "yes":
-            print("Nothing removed.")
-            return 1
+            print("Nothing removed.")  # declining is an answer, not a failure
+            return 0
     if keep:
-        teardown.keep_course(settings, keep)
-        print(f"Kept the course folder, with its gradebook.db, in {keep} (root's alone).")
-    teardown.remove(settings, people, paths)
-    print(f"Removed {plural(len(people), 'account')} with their homes, and {', '.join(str(p) for p in paths)}.")
+        teardown.keep_course(settings, keep, grades)
+        kept_grades = (keep / "grades").is_dir()
+        print(f"Kept the course folder, with its gradebook.db, in {keep}"
+              + (f", and make grade's output in {keep / 'grades'}" if kept_grades else "") + " (root's alone).")
+    removed, left = teardown.remove(settings, people, paths)
+    print(f"Removed {plural(len(people), 'account')} with their homes, and "
+          f"{', '.join(str(p) for p in [*paths, *filter(None, [removed])])}.")
+    if left:
+        print(f"Left {left}, which make hub made for the homes: it still holds files that are not the course's.")
     return 0
 
 

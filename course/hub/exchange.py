@@ -12,6 +12,7 @@
 """
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -41,6 +42,25 @@ HUB_GRADING = ("**For grading:** write each answer where its cell says `____`. O
                "answer needs beyond what that cell imports (a helper function, an import, a "
                "constant) inside that answer cell.")
 
+# The chapters' "## Exercises" introduction promises what make lab's copy does: a check() that
+# runs the answer, a solution(). In the hand-in copy those sentences give way to this one.
+HUB_EXERCISES = ("In this copy, as everywhere on the course hub, each exercise's `check()` says only "
+                 "that your answer is judged when graded, and `solution()` is hidden; `hint()` gives a "
+                 "hint (`hint(2)` a bigger one). Replace each `____` with your answer and run the cell: "
+                 "your grade comes from what you submit.")
+
+
+def hub_exercises(source):
+    """An "## Exercises" cell with its sentences about check() and solution() replaced by
+    HUB_EXERCISES; any other cell as it is."""
+    if not source.startswith("## Exercises"):
+        return source
+    heading, _, rest = source.partition("\n\n")
+    first, _, after = rest.partition("\n\n")
+    kept = [sentence for sentence in re.split(r"(?<=\.)\s+", first.strip())
+            if not re.search(r"check|solution\(", sentence)]
+    return "\n\n".join(filter(None, [heading, " ".join([HUB_EXERCISES, *kept]), after]))
+
 
 def mark_hand_in(course, edition):
     """For every assignment in course/source/: the learner's edition's stub in each answer cell (in
@@ -61,7 +81,7 @@ def mark_hand_in(course, edition):
                 # without a solution region by its own stub (make grade finds it by its id)
                 cell.metadata.pop("nbgrader", None)
             elif cell.cell_type == "markdown":
-                cell.source = cell.source.replace(FOR_GRADING, HUB_GRADING)
+                cell.source = hub_exercises(cell.source.replace(FOR_GRADING, HUB_GRADING))
         first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
         heading, _, rest = first.source.partition("\n\n")
         first.source = "\n\n".join(filter(None, [heading, HAND_IN.format(filename=path.name), rest]))

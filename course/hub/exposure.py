@@ -164,15 +164,26 @@ def accepted(path, accept):
     return "all" in accept or any(Path(path).is_relative_to(Path(a)) for a in accept if a != "all")
 
 
+def parent_folder(folders):
+    """The folder holding every one of `folders` (for one, the folder above it), or None when that
+    would be / (accepting the whole machine is ACCEPT_READABLE=all's to say)."""
+    above = Path(os.path.commonpath([str(Path(folder).parent) for folder in folders]))
+    return None if above == Path(above.anchor) else str(above)
+
+
 def refusal(result, accept=()):
     """The sentence make hub stops with, or None when nothing unaccepted was found and the search
     finished (or the instructor accepts that it did not)."""
     open_copies = copies(path for path, _ in result.found if not accepted(path, accept))
     if open_copies:
+        above = parent_folder(open_copies)
+        wider = (f", or a folder above {'it' if len(open_copies) == 1 else 'them'}, which also accepts any copy "
+                 f"made there later (ACCEPT_READABLE={above})" if above else "")
         return (f"any account on this machine, the students' too, can read worked answers in "
                 f"{', '.join(open_copies)}; close {'it' if len(open_copies) == 1 else 'them'} "
                 f"(chmod go-rwx {' '.join(open_copies)}) or accept {'it' if len(open_copies) == 1 else 'them'} "
-                f"with ACCEPT_READABLE={','.join(open_copies)}, then run make hub again.")
+                f"with ACCEPT_READABLE={','.join(open_copies)}{wider}, then run make hub again "
+                "(this HUB_DIR remembers what it accepts).")
     if not result.finished and not accepted("/", accept):
         return (f"the search for worked answers that students could read did not finish in "
                 f"{result.seconds:.0f} s (it looks through {', '.join(result.looked)}); run make hub "

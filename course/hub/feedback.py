@@ -12,6 +12,7 @@ nbgrader submit) gets no page: the summary says which and why, and the rest are 
 import html
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -41,10 +42,22 @@ def page(student, chapter, marks):
                        points=sum(m["points"] for m in marks), maximum=sum(m["maximum"] for m in marks))
 
 
+# A check's sentence tells the student what to run next in the notebook; a feedback page is read
+# after the hand-in and runs nothing, so what it says to run again is left out.
+RUN_AGAIN = re.compile(r"(?:,? run (?:that cell|it))?,? then (?:run )?this check again")
+
+
+def for_the_page(sentence):
+    if "Replace the ____" in sentence:  # the check's own sentence for a blank answer
+        return "Your answer cell still held the ____ when you handed it in."
+    return RUN_AGAIN.sub("", sentence)
+
+
 def verdict(mark):
+    sentence = for_the_page(mark["sentence"])
     if mark["status"] == "not attempted":
-        return f"not attempted. {mark['sentence']}"
-    return f"{mark['status']}: {mark['sentence']}"
+        return f"not attempted. {sentence}"
+    return f"{mark['status']}: {sentence}"
 
 
 NEEDS = ("timestamp.txt", "submission_secret.txt")  # what nbgrader submit writes and release_feedback reads

@@ -238,10 +238,41 @@ def stop_servers(state):
     return sorted(running)
 
 
+def run_from(folder):
+    """{pid: command line} of every process whose program is in `folder`: its first or second word
+    (an interpreter's script) is a path under it. make's own command line, which only names the
+    folder in a variable, is not such a process."""
+    top = str(Path(folder).absolute()).rstrip("/") + "/"
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")[:2]
+        except OSError:
+            continue
+        if any(word.decode(errors="replace").startswith(top) for word in words):
+            found[int(entry.name)] = b" ".join(words).decode(errors="replace")
+    return found
+
+
+def end_all(processes):
+    """End every one of {pid: command line} (SIGTERM, then SIGKILL), each only while it is still
+    the process named; returns the pids that were running."""
+    ended = []
+    for pid, line in processes.items():
+        if end(pid, line.split(" ")[0], seconds=10):
+            ended.append(pid)
+    return ended
+
+
 def stop_everything(state):
     """make hub-stop: the hub first (so that it starts nothing more), then every server, then the
-    proxy. Returns what was stopped: (hub, [usernames], proxy)."""
+    proxy, then whatever else still runs a program of HUB_DIR's (a service or a kernel whose
+    parent was killed): nothing of the course is left running. Returns what was stopped:
+    (hub, [usernames], proxy)."""
     hub = stop_hub(state)
     stopped = stop_servers(state)
     proxy = stop_proxy(state)
+    end_all(run_from(Path(state).parent))
     return hub, stopped, proxy

@@ -468,3 +468,192 @@ def test_the_learners_modules_on_the_hub_import_on_their_own(tmp_path):
                           env=dict(os.environ, PYTHONPATH=str(tmp_path)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert all(path.startswith(str(tmp_path)) for path in eval(done.stdout)), done.stdout
+
+
+def hub_arguments(*argv):
+    from course.hub import cli as hub
+    return hub.options().parse_args(["start", "--dir", "/srv/hub", *argv])
+
+
+def test_a_restart_keeps_what_this_hub_dir_accepted_and_the_refusal_offers_a_folder_above(machine):
+    # a restart was refused over a clone accepted at the first start, and again over each new one
+    from course.hub import cli as hub
+    kept = {"accept_readable": ["/work/main", "/work/wt/a"]}
+    assert hub.accepted(hub_arguments(), kept) == ("/work/main", "/work/wt/a")
+    assert hub.accepted(hub_arguments("--accept-readable", "/work/wt/b"), kept) == (
+        "/work/main", "/work/wt/a", "/work/wt/b")
+    assert hub.accepted(hub_arguments("--accept-readable", "none,/work/wt/b"), kept) == ("/work/wt/b",)
+    first, second = a_clone(machine / "wt" / "one"), a_clone(machine / "wt" / "two")
+    found = exposure.search([str(machine)], account=STUDENT, chapters=["01-purpose-and-validation.ipynb"])
+    why = exposure.refusal(found)
+    assert f"ACCEPT_READABLE={first},{second}, or a folder above them" in why
+    assert f"(ACCEPT_READABLE={machine / 'wt'})" in why
+    assert exposure.refusal(found, accept=[str(machine / "wt")]) is None  # a clone made later is accepted too
+    assert exposure.parent_folder(["/work"]) is None  # never / : that is ACCEPT_READABLE=all
+
+
+def test_a_restart_takes_this_hub_dirs_settings_and_refuses_a_conflicting_one_in_a_sentence(tmp_path):
+    # a plain make hub ROSTER=... HUB_DIR=... fell back to INSTRUCTOR=instructor and HUB_PORT=8000
+    from course.hub import cli as hub
+    kept = {"instructor": "teacher", "port": 8123, "ip": "127.0.0.1", "roster": "/r.csv", "idle": 600,
+            "timeout": 30, "homes": "/srv/homes"}
+    arguments = hub_arguments()
+    assert hub.with_kept(arguments, kept, tmp_path / "settings.json") == []
+    assert (arguments.instructor, arguments.port, arguments.roster, arguments.idle, arguments.timeout,
+            arguments.homes) == ("teacher", 8123, "/r.csv", 600, 30, "/srv/homes")
+    fresh = hub_arguments()
+    assert hub.with_kept(fresh, {}, tmp_path / "settings.json") == []
+    assert (fresh.instructor, fresh.port, fresh.homes) == ("instructor", 8000, "/home")
+    changed = hub_arguments("--port", "8200", "--roster", "/longer.csv")  # these may change on a restart
+    assert hub.with_kept(changed, kept, tmp_path / "settings.json") == [] and changed.port == 8200
+    refused = hub.with_kept(hub_arguments("--instructor", "instructor", "--homes", "/home"), kept,
+                            tmp_path / "settings.json")
+    assert refused == [
+        f"HUB_HOMES=/home conflicts with HUB_HOMES=/srv/homes, which this HUB_DIR's course was set up "
+        f"with ({tmp_path / 'settings.json'}); leave HUB_HOMES out to keep it, or end that course first "
+        "with make hub-teardown.",
+        f"INSTRUCTOR=instructor conflicts with INSTRUCTOR=teacher, which this HUB_DIR's course was set up "
+        f"with ({tmp_path / 'settings.json'}); leave INSTRUCTOR out to keep it, or end that course first "
+        "with make hub-teardown."]
+    # the Makefile passes a variable only when it is given, so the kept one is not overridden
+    made = subprocess.run(["make", "-n", "-s", "hub", "HUB_DIR=/srv/hub"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.splitlines()[-1]
+    assert made.split()[1:] == ["start", "--dir", "/srv/hub", "--scan-seconds", "120"], made
+
+
+def test_the_banner_prints_the_exact_restart_command_and_counts_the_instructor_apart():
+    from course.hub import cli as hub
+    settings = {"ip": "127.0.0.1", "port": 8000, "students": ["ada"], "roster": "/r.csv",
+                "instructor": "teacher", "passwords": "/p.csv", "course": "/home/teacher/course",
+                "state": "/srv/agent-memory-hub/state", "nbgrader": "/n", "idle": 3600}
+    restart = next(line for line in hub.banner(settings, []).splitlines() if "Restart:" in line)
+    assert "make hub HUB_DIR=/srv/agent-memory-hub " in restart and "make hub again" not in restart
+    # "4 student servers kept running" counted the instructor's as a student's
+    running = {"ada": 1, "bo": 2, "cy": 3, "teacher": 4}
+    assert hub.servers_sentence(running, "teacher") == "3 student servers and the instructor's"
+    assert hub.servers_sentence({"ada": 1}, "teacher") == "1 student server"
+    assert hub.status_servers(running, "teacher") == "3 student servers and the instructor's running: ada, bo, cy."
+    assert hub.status_servers({}, "teacher") == "0 student servers running."
+
+
+def test_the_end_of_term_keeps_make_grades_output_and_says_why_the_formgrader_shows_zero(tmp_path):
+    course, grades, keep = tmp_path / "course", tmp_path / "grades", tmp_path / "kept"
+    course.mkdir()
+    (course / "gradebook.db").write_text("nbgrader's, all zero")
+    grades.mkdir()
+    (grades / "gradebook.csv").write_text("student,1.1\nada,1\n")
+    said = teardown.describe([], [], keep, grades)
+    assert f"make grade's output, {grades}, to {keep / 'grades'}" in said
+    assert "The formgrader's own scores stay at zero: make grade grades" in said
+    assert "KEEP=DIR keeps a copy, with make grade's output (GRADES)" in teardown.describe([], [], None, grades)
+    teardown.keep_course({"course": str(course)}, keep, grades) if os.geteuid() == 0 else \
+        shutil.copytree(grades, keep / "grades", dirs_exist_ok=True)  # chown needs root
+    assert (keep / "grades" / "gradebook.csv").read_text() == "student,1.1\nada,1\n"
+
+
+def test_the_end_of_term_removes_the_homes_folder_make_hub_made_once_empty(tmp_path):
+    homes = tmp_path / "homes"
+    homes.mkdir()
+    assert teardown.made_homes({"homes": str(homes), "homes_made": False}) is None
+    made = teardown.made_homes({"homes": str(homes), "homes_made": True})
+    assert made == homes and str(homes) in teardown.describe([], [], None, None, made)
+    (homes / "someone-elses").mkdir()
+    assert teardown.remove_homes(made) == (None, homes) and homes.exists()  # named, left
+    (homes / "someone-elses").rmdir()
+    assert teardown.remove_homes(made) == (homes, None) and not homes.exists()
+
+
+def test_declining_the_end_of_term_removes_nothing_and_is_no_error(tmp_path, monkeypatch, capsys):
+    from course.hub import cli as hub
+    state = tmp_path / "srv" / "state"
+    state.mkdir(parents=True)
+    (state / "settings.json").write_text(json.dumps({
+        "instructor": "nobody-here-x", "students": [], "env": str(tmp_path / "srv" / "env"),
+        "state": str(state), "course": str(tmp_path / "course")}))
+    monkeypatch.setattr(accounts, "require_root", lambda what="": None)
+    monkeypatch.setattr("builtins.input", lambda prompt: "no")
+    assert hub.main(["teardown", "--dir", str(tmp_path / "srv")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "Nothing removed."
+    assert (state / "settings.json").exists()
+
+
+def test_the_feedback_page_does_not_ask_to_run_a_check_again():
+    from workbook.teaching.exercises import BLANK, BLANK_AND_STUB, RAISED
+    marks = [{"exercise": "1.1", "chapter": "01-x", "points": 0, "maximum": 1, "status": "not attempted",
+              "sentence": BLANK},
+             {"exercise": "1.2", "chapter": "01-x", "points": 0, "maximum": 1, "status": "not attempted",
+              "sentence": BLANK_AND_STUB},
+             {"exercise": "1.3", "chapter": "01-x", "points": 0, "maximum": 1, "status": "error",
+              "sentence": RAISED}]
+    page = feedback.page("ada", "01-x", marks)
+    assert "check again" not in page and "run that cell" not in page and "run it," not in page
+    assert "Your answer cell still held the ____ when you handed it in." in page
+
+
+def test_the_hand_in_copys_exercises_introduction_promises_no_check_or_solution(tmp_path):
+    # the hand-in copy said each check() "runs your answer against the real payload" and offered
+    # solution(), while its own header said neither works on the hub
+    stems = ["01-purpose-and-validation", "05-recovery-and-timelines"]
+    write_release(tmp_path / "course", stems=stems)
+    learner.write_edition(tmp_path / "edition")
+    exchange.mark_hand_in(tmp_path / "course", tmp_path / "edition")
+    for stem in stems:
+        cells = nbformat.read(tmp_path / "course" / "source" / stem / f"{exchange.HAND_IN_PREFIX}{stem}.ipynb",
+                              as_version=4).cells
+        intro = next(c.source for c in cells if c.cell_type == "markdown" and c.source.startswith("## Exercises"))
+        assert exchange.HUB_EXERCISES in intro
+        assert "runs your" not in intro and "a worked answer" not in intro and "work as in" not in intro
+    assert "`workbook.teaching.timeline`" in intro  # chapter 5's other sentence stays
+
+
+def test_the_docs_name_the_files_a_student_sees():
+    from course.editions.learner import START
+    text = (ROOT / "docs" / "hub.md").read_text()
+    assert START == "00-start-here.md" and f"`{START}`" in text
+    assert "4 student servers" not in text and "student servers and the instructor's" in text
+
+
+def lingering(folder):
+    """A process whose program is in `folder` (as the idle culler or a kernel is in HUB_DIR/env),
+    in a session of its own, as an orphan of a killed hub is."""
+    script = folder / "env" / "linger.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("import time\ntime.sleep(600)\n")
+    return subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+
+
+def ended_within(process, seconds=60):
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+    return True
+
+
+def test_make_hub_stop_leaves_no_process_run_from_hub_dir(tmp_path):
+    # jupyterhub_idle_culler processes from a killed hub were found running hours later
+    from course.hub import service
+    (tmp_path / "state").mkdir()
+    orphan = lingering(tmp_path)
+    assert orphan.pid in service.run_from(tmp_path)
+    assert service.run_from(tmp_path / "env" / "lin") == {}  # a path's prefix is not its folder
+    service.stop_everything(tmp_path / "state")
+    assert ended_within(orphan, 30) and service.run_from(tmp_path) == {}
+
+
+def test_a_killed_hub_test_leaves_no_process_behind(tmp_path):
+    # a make test-hub killed mid-run runs no fixture's clean-up: the watchdog it starts first does it
+    scratch = Path(tempfile.mkdtemp(prefix="workbook-hub-reaper-"))
+    test = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # stands for pytest
+    reaper = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "hub_reaper.py"),
+                               "--watch", str(test.pid), "--folder", str(scratch)], start_new_session=True)
+    try:
+        orphan = lingering(scratch)
+        test.kill()
+        test.wait()
+        assert ended_within(orphan), "the hub's process outlived the killed test by 60 s"
+        assert ended_within(reaper) and not scratch.exists()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -6,9 +6,9 @@ closes its clone) with HUB_DIR and the homes in a temporary folder, on a free po
 of three students and an instructor. Everyone logs in through the login page with their own first
 password. The tests follow the course, and a term, in order:
 
-0. make hub checks everything first: a HUB_DIR no student could enter, a bad roster line, a taken
-   port and a copy of the answers others can read are all named, one sentence each, and nothing
-   is made;
+0. (test_hub_checks.py, in a clone of its own, beside this one under pytest-xdist) make hub checks
+   everything first: a HUB_DIR no student could enter, a bad roster line, a taken port and a copy
+   of the answers others can read are all named, one sentence each, and nothing is made;
 1. nobody logs in with a wrong password or as someone else;
 2. each student's first login opens their own learner's copy, chapter 1, with the workbook's
    settings (the table of contents open, the server's own settings on);
@@ -35,6 +35,7 @@ password. The tests follow the course, and a term, in order:
 
 Screenshots of each step go to build/hub/. The accounts made are removed at the end.
 """
+import concurrent.futures
 import csv
 import datetime
 import json
@@ -46,6 +47,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -59,7 +61,12 @@ ROOT = Path(__file__).resolve().parents[2]
 from course.editions import answers
 from course.grader.chapters import graded_chapters
 from course.hub import accounts, environment, service
+import hub_reaper
 from hub_tree import copy_tree, free_port
+
+# make test-hub runs the course (test_hub.py) on one pytest-xdist worker and the rest beside it
+pytestmark = pytest.mark.xdist_group("course")
+
 
 SHOTS = ROOT / "build" / "hub"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
@@ -68,8 +75,11 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-d
                  "--disable-background-networking", "--disable-component-update", "--no-first-run",
                  "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
                  "--disable-backgrounding-occluded-windows"]
-INSTRUCTOR = "hubtest-teacher"
-STUDENTS = {"hubtest-ada": "Ada Lovelace", "hubtest-grace": "Grace Hopper", "hubtest-alan": "Alan Turing"}
+# usernames of this run's own: two make test-hub runs on one machine (other clones') would
+# otherwise remove each other's accounts; the watchdog removes a killed run's
+RUN = os.urandom(3).hex()
+INSTRUCTOR = f"ht{RUN}-teacher"
+STUDENTS = {f"ht{RUN}-ada": "Ada Lovelace", f"ht{RUN}-grace": "Grace Hopper", f"ht{RUN}-alan": "Alan Turing"}
 ADA, GRACE, ALAN = STUDENTS
 CHAPTER = "01-purpose-and-validation"
 HAND_IN = f"hand-in-{CHAPTER}.ipynb"  # the copy a student fetches (course.hub.exchange.HAND_IN_PREFIX)
@@ -141,18 +151,21 @@ def course():
         pytest.skip("make test-hub needs root: make hub makes a system account per student and "
                     "JupyterHub starts each server as its account (docs/hub.md, 'Without root')")
     names = [INSTRUCTOR, *STUDENTS]
-    for name in names:  # left by a run that was killed
-        accounts.remove_account(name)
     scratch = Path(tempfile.mkdtemp(prefix="workbook-hub-"))
     os.chmod(scratch, 0o755)
+    # a kill -9 of this test runs no clean-up below: the watchdog then ends what runs from scratch
+    reaper = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "hub_reaper.py"),
+                               "--watch", str(os.getpid()), "--folder", str(scratch),
+                               *[f"--account={name}" for name in names]], start_new_session=True)
     hub = Hub(scratch)
     hub.tree.mkdir()
     copy_tree(hub.tree, venv="own")
-    hub.homes.mkdir()
+    # HUB_HOMES is left for make hub to make, so that make hub-teardown removes it
     hub.roster.write_text("username,display name\n" + "".join(f"{n},{d}\n" for n, d in STUDENTS.items()))
     shutil.rmtree(SHOTS, ignore_errors=True)
     SHOTS.mkdir(parents=True)
     hub.chapters = None
+    hub.ahead = None
     try:
         yield hub
     finally:
@@ -162,13 +175,26 @@ def course():
         for name in names:
             accounts.remove_account(name)
         environment.profile_path(hub.dir / "env").unlink(missing_ok=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+        # make hub-stop (or make hub-teardown) left nothing of the course running
+        left = hub_reaper.leftovers([scratch])
+        hub_reaper.reap([scratch], [])
+        reaper.kill()
+        reaper.wait()
+        assert left == {}, f"still running from {scratch} after make hub-stop: {left}"
+
+
+def servers_ahead(hub):
+    """make hub-servers, in the background: every student's server starts while the first tests
+    (the banner, the refused logins) run; the first login then finds it running."""
+    status, printed = hub.run("hub-servers", timeout=600)
+    return status, printed
 
 
 @pytest.fixture(scope="module")
 def hub(course):
     course.start()
     course.chapters = every_chapter(course)
+    course.ahead = concurrent.futures.ThreadPoolExecutor(max_workers=1).submit(servers_ahead, course)
     return course
 
 
@@ -254,40 +280,6 @@ def exercises():
 
 # ------------------------------------------------------------------------------- the course
 
-def test_make_hub_checks_everything_before_changing_anything(course):
-    """Four problems at once, each named in one sentence, and nothing made: no account, no
-    HUB_DIR, the clone left as it was."""
-    closed = course.scratch / "closed"
-    closed.mkdir(mode=0o700)
-    answers_file = course.scratch / "someone-elses-clone" / "workbook" / "teaching" / "exercises" / "answers.json"
-    answers_file.parent.mkdir(parents=True)
-    answers_file.write_text("{}")
-    for folder in answers_file.relative_to(course.scratch).parents:
-        os.chmod(course.scratch / folder, 0o755)
-    roster = course.scratch / "bad-roster.csv"
-    roster.write_text("username,display name\nhubtest-ada,Ada\nAda Lovelace\n")
-    mode = os.stat(course.tree).st_mode
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        status, printed = course.run("hub", f"HUB_DIR={closed / 'srv'}", f"ROSTER={roster}", f"HUB_PORT={port}")
-    said = [line for line in printed.splitlines() if line.startswith("make hub: ")]
-    assert status != 0 and "Traceback" not in printed, printed[-4000:]
-    expected = [[f"HUB_DIR {closed / 'srv'} is under {closed}, which other accounts cannot enter"],
-                ["bad-roster.csv, line 3: username 'Ada Lovelace' is not a portable Unix name"],
-                [f"HUB_PORT {port} is taken by another program"],
-                ["can read worked answers in ", f"{course.scratch / 'someone-elses-clone'}",
-                 "ACCEPT_READABLE="],
-                ["nothing was changed."]]
-    for parts in expected:
-        assert [line for line in said if all(part in line for part in parts)], (parts, printed[-4000:])
-    assert len(said) == len(expected), said  # one line each, nothing else
-    for name in [INSTRUCTOR, *STUDENTS]:
-        assert accounts.account(name) is None
-    assert not (closed / "srv").exists() and os.stat(course.tree).st_mode == mode
-
-
 def test_make_hub_prints_the_url_and_how_to_log_in(hub):
     printed = "\n".join(hub.lines)
     assert f"URL:        http://localhost:{hub.port}/" in printed
@@ -326,6 +318,9 @@ def test_nobody_logs_in_as_someone_else(hub, browser):
 
 
 def test_each_student_opens_their_own_learners_copy(hub, people):
+    # make hub-servers, started with the hub, had every student's server up before the first login
+    status, printed = hub.ahead.result(timeout=900)
+    assert status == 0 and "Servers ready for 3 students (3 started now, 0 already running)" in printed, printed
     passwords = hub.passwords()
     for name in STUDENTS:
         page = people(name)
@@ -735,18 +730,23 @@ def test_make_hub_teardown_ends_the_term(hub):
     kept = hub.scratch / "kept-course"
     homes = {name: hub.home(name) for name in [INSTRUCTOR, *STUDENTS]}
     profile = environment.profile_path(hub.dir / "env")
-    status, printed = hub.run("hub-teardown", f"KEEP={kept}", timeout=300, answer="no\n")
-    assert status != 0 and "Nothing removed." in printed, printed
+    grades = hub.scratch / "grades"  # make grade's output, from the collect test
+    status, printed = hub.run("hub-teardown", f"KEEP={kept}", f"GRADES={grades}", timeout=300, answer="no\n")
+    assert status == 0 and printed.rstrip().endswith("Nothing removed."), printed  # declining is no error
+    assert f"make grade's output, {grades}, to {kept / 'grades'}" in printed
+    assert "The formgrader's own scores stay at zero: make grade grades" in printed
     for name, home in homes.items():
         assert f"{name} ({home})" in printed and accounts.account(name)
     assert str(hub.dir) in printed and str(profile) in printed and f"copied to {kept}" in printed
     assert hub.dir.exists() and not kept.exists()
-    status, printed = hub.run("hub-teardown", f"KEEP={kept}", timeout=300, answer="yes\n")
+    status, printed = hub.run("hub-teardown", f"KEEP={kept}", f"GRADES={grades}", timeout=300, answer="yes\n")
     assert status == 0, printed
     assert (kept / "gradebook.db").is_file() and (kept / "submitted" / ADA).is_dir()
+    assert (kept / "grades" / "gradebook.csv").read_text() == (grades / "gradebook.csv").read_text()
+    assert not hub.homes.exists() and str(hub.homes) in printed  # make hub made it, empty now
     assert os.stat(kept).st_mode & 0o077 == 0
     for name, home in homes.items():
         assert accounts.account(name) is None and not home.exists()
     assert not hub.dir.exists() and not profile.exists()
     leftover = subprocess.run(["pgrep", "-f", str(hub.dir)], capture_output=True, text=True).stdout.split()
-    assert leftover == []
+    assert leftover == [] and hub_reaper.leftovers([hub.scratch]) == {}
