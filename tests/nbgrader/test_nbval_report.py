@@ -2,6 +2,7 @@
 counts code cells from 0, and in the diff the stored output is the `+` side, the output just
 computed the `-` side. A real nbval run on a small notebook, so a new nbval or pytest that
 changes either shows up here."""
+import importlib.util
 import re
 import subprocess
 import sys
@@ -10,7 +11,10 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
-import nbval_cell
+# tools/nbval_cell.py is a script the docs run by its path, not a module on the path
+spec = importlib.util.spec_from_file_location("nbval_cell", ROOT / "tools" / "nbval_cell.py")
+nbval_cell = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nbval_cell)
 
 ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
 
