@@ -17,9 +17,6 @@ import pytest
 
 from hub_tree import ROOT, copy_tree, free_port
 
-# make test-hub runs the course (test_hub.py) on one pytest-xdist worker and the rest beside it
-pytestmark = pytest.mark.xdist_group("beside-the-course")
-
 
 TOKEN = "binder-test-token"
 

@@ -18,9 +18,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 from course.hub import environment
 
-# make test-hub runs the course (test_hub.py) on one pytest-xdist worker and the rest beside it
-pytestmark = pytest.mark.xdist_group("beside-the-course")
-
 
 NBGRADER = ROOT / "build" / "nbgrader-venv"
 COURSE_ID = "agent-memory-workbook"

@@ -64,10 +64,9 @@ from course.hub import accounts, environment, service
 import hub_reaper
 from hub_tree import copy_tree, free_port
 
-# make test-hub runs the course (test_hub.py) on one pytest-xdist worker and the rest beside it
-pytestmark = pytest.mark.xdist_group("course")
 
-
+# one course, in order: conftest.py fails a test that would run without the ones before it
+IN_ORDER = True
 SHOTS = ROOT / "build" / "hub"
 CHROMIUM = os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium")
 # every page renders, although only one is in front: JupyterLab lays out on animation frames

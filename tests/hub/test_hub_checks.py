@@ -19,9 +19,6 @@ import hub_reaper
 from course.hub import accounts
 from hub_tree import ROOT, copy_tree
 
-# make test-hub runs the course (test_hub.py) on one pytest-xdist worker and the rest beside it
-pytestmark = pytest.mark.xdist_group("beside-the-course")
-
 
 INSTRUCTOR = f"hc{os.urandom(3).hex()}-teacher"  # this run's own, as test_hub.py's
 STUDENT = f"hc{os.urandom(3).hex()}-zed"
