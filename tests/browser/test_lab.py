@@ -690,9 +690,11 @@ def test_the_copy_survives_make_lab_again_and_a_changed_chapter(page, lab):
     kept = lab.copy / learner.EARLIER / f"{Path(CHAPTER).stem}.1.ipynb"
     assert kept.read_bytes() == earlier
     now = digest(lab.copy)
-    assert learner.UPDATES not in now  # the offer is taken, so its notice goes
+    # the offer is taken: its notice now says every chapter is up to date (a tab left open on it
+    # would otherwise go on offering the update)
+    assert "All chapters are up to date" in (lab.copy / learner.UPDATES).read_text()
     assert {name for name in own(now) if now[name] != mine.get(name)} == {
-        CHAPTER, learner.MANIFEST, str(kept.relative_to(lab.copy))}
+        CHAPTER, learner.MANIFEST, learner.UPDATES, str(kept.relative_to(lab.copy))}
     # what the learner sees in the lab that is still running
     open_notebook(page, lab, CHAPTER)
     text = cell_in_page(page, path, CHANGED_CELL)
