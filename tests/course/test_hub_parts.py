@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -619,7 +620,20 @@ def lingering(folder):
     script = folder / "env" / "linger.py"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text("import time\ntime.sleep(600)\n")
-    return subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    process = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    # Popen returns once the child has begun its exec, and /proc shows the new command line a
+    # moment later (on a loaded machine, late enough for a search to find nothing): wait for it.
+    shows(process, script)
+    return process
+
+
+def shows(process, script, seconds=30):
+    """Wait until /proc shows `process` running `script`."""
+    cmdline = Path("/proc") / str(process.pid) / "cmdline"
+    deadline = time.monotonic() + seconds
+    while str(script).encode() not in cmdline.read_bytes().split(b"\0"):
+        assert time.monotonic() < deadline, f"/proc never showed {script} running"
+        time.sleep(0.01)
 
 
 def ended_within(process, seconds=60):
