@@ -161,17 +161,15 @@ if os.fork() == 0:
     os._exit(0)
 ''', "child.pid")
     assert started > 1
-    for _ in range(200):  # until the grandchild has started
-        if len(processes_of({sandbox.uid})) >= 3:
-            break
+    deadline = time.monotonic() + 60  # until the grandchild has started, however loaded the machine
+    while len(processes_of({sandbox.uid})) < 3:
+        assert time.monotonic() < deadline, processes_of({sandbox.uid})
         time.sleep(0.02)
-    assert len(processes_of({sandbox.uid})) >= 3
     sandbox.close()
-    for _ in range(200):
-        if not processes_of({sandbox.uid}):
-            break
+    deadline = time.monotonic() + 60
+    while processes_of({sandbox.uid}):
+        assert time.monotonic() < deadline, processes_of({sandbox.uid})
         time.sleep(0.02)
-    assert processes_of({sandbox.uid}) == []
 
 
 def test_without_isolation_every_output_says_the_grades_are_not_tamper_proof(tmp_path):
