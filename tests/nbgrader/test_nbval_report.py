@@ -3,6 +3,7 @@ counts code cells from 0, and in the diff the stored output is the `+` side, the
 computed the `-` side. A real nbval run on a small notebook, so a new nbval or pytest that
 changes either shows up here."""
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -30,11 +31,14 @@ def test_nbval_counts_code_cells_from_zero_and_shows_the_stored_output_as_plus(t
     path = tmp_path / "course.ipynb"
     nbformat.write(notebook, path)
     run = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
-                          "-p", "no:xdist", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    report = ESCAPES.sub("", run.stdout)
+                          "-p", "no:xdist", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env=os.environ | {"CI": "true"})
+    # Under CI (as on the project's CI), pytest repeats the whole message in its short summary
+    report, summary = ESCAPES.sub("", run.stdout).split("short test summary info")
     assert run.returncode == 1, report
     assert "course.ipynb::Cell 1" in report and "Cell 1: Cell outputs differ" in report
     assert nbval_cell.locate(path, 1) == (3, "t-003", 'print("computed now")')
     diff = [line.strip() for line in report.splitlines() if line.strip().startswith(("+ ", "- "))]
     assert diff == ["- computed now", "+ stored before"]
+    assert "Cell 1: Cell outputs differ" in summary
 
