@@ -76,9 +76,10 @@ test-hub: venv ## A course round trip on a real JupyterHub, in headless Chromium
 	@tools/install-node
 	$(PY) -m pytest tests/hub -q -rs -p no:cacheprovider -n 2 --dist loadfile
 
+# --dist loadfile: the lock's fresh installs (mostly downloads) beside the class being graded.
 test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (build/nbgrader-venv).
 	@tools/nbgrader-venv
-	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider
+	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider -n 2 --dist loadfile
 
 soak: export WORKBOOK_SOAK = 1
 soak: test test-postgres ## make test and make test-postgres with bigger counts: histories, crash trials, writers, hostile input.
