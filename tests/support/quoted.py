@@ -65,10 +65,3 @@ def ci_commands():
     found = re.search(r"((?:`make [a-z0-9-]+`(?:, | and ))+`make [a-z0-9-]+`) are what CI runs", text)
     assert found, "the README no longer says which commands CI runs ('... are what CI runs')"
     return re.findall(r"`(make [a-z0-9-]+)`", found.group(1))
-
-
-def ci_run_commands():
-    """The make commands .ci/run runs, in its order: `make X` alone, or `beside make X` (the ones
-    that run side by side)."""
-    lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    return [line.removeprefix("beside ") for line in lines if re.match(r"(beside )?make ", line)]

@@ -1,7 +1,7 @@
 """The set-up: one pin file that pip and conda both follow, and a Python finder that explains itself."""
 import os
-import re
 import shutil
+import re
 import subprocess
 import sys
 import time
@@ -142,16 +142,13 @@ def test_second_set_up_reuses_the_environment():
 
 
 def test_ci_runs_the_readme_test_command_and_nothing_else():
-    from quoted import ci_commands, ci_run_commands
+    from quoted import ci_commands
+    commands = [l for l in (ROOT / ".ci" / "run").read_text().splitlines()
+                if l.strip() and not l.startswith("#")]
     wanted = ci_commands()
     assert wanted[0] == "make test"
-    assert ci_run_commands() == wanted
-    script = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
-              if line.strip() and not line.lstrip().startswith("#")]
-    # nothing else is run: no test, tool or interpreter called outside those make commands
-    assert not [line for line in script if re.search(r"pytest|python|tools/|\bbash\b|sudo", line)], script
-    called = [line for line in script if re.search(r"\bmake\b", line) and "$target" not in line]
-    assert [line.removeprefix("beside ") for line in called] == wanted  # only in its reports
+    assert commands[-len(wanted):] == wanted
+    assert all(c.startswith(("set ", "cd ")) for c in commands[:-len(wanted)])
     helped = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout
     assert all(f"  {command} " in helped for command in wanted)  # each listed by make help
@@ -212,38 +209,3 @@ def test_make_lets_python_keep_the_bytecode_of_its_imports():
                            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
                            capture_output=True, text=True, check=True).stdout
     assert "PYTHONDONTWRITEBYTECODE" not in shown
-
-
-def test_ci_runs_the_last_commands_side_by_side_prints_each_log_and_fails_if_one_fails(tmp_path):
-    from quoted import ci_run_commands
-    (tmp_path / ".ci").mkdir()
-    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
-    targets = [command.split()[1] for command in ci_run_commands()]
-    beside = [c.split()[2] for c in (ROOT / ".ci" / "run").read_text().splitlines() if c.startswith("beside make ")]
-    assert beside and set(beside) < set(targets)
-    # A make that notes when each command starts and ends; one run beside the others ends only
-    # once every command has started (or after 10 s); test-a11y fails.
-    fake = tmp_path / "bin" / "make"
-    fake.parent.mkdir()
-    fake.write_text(f"""#!/bin/sh
-echo "start $1" >> "$WHEN"
-echo "output of $1"
-case " {' '.join(beside)} " in *" $1 "*)
-  i=0
-  while [ "$(grep -c '^start' "$WHEN")" -lt {len(targets)} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done;;
-esac
-echo "end $1" >> "$WHEN"
-[ "$1" != test-a11y ] || exit 3
-""")
-    fake.chmod(0o755)
-    when = tmp_path / "when"
-    done = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}", WHEN=str(when)))
-    assert done.returncode == 1 and done.stderr == "failed: make test-a11y\n", done.stdout + done.stderr
-    events = when.read_text().splitlines()
-    alone = [t for t in targets if t not in beside]
-    assert events[:2 * len(alone)] == [f"{what} {t}" for t in alone for what in ("start", "end")]
-    assert sorted(events[2 * len(alone):len(targets) + len(alone)]) == sorted(f"start {t}" for t in beside)
-    for target in beside:
-        verdict = "failed (exit 3)" if target == "test-a11y" else "passed"
-        assert f"==== make {target}: {verdict}; its output follows\noutput of {target}\n" in done.stdout
