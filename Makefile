@@ -187,9 +187,10 @@ bench-record: venv ## The same, kept as the record in docs/bench/ (and workbook/
 	$(PY) -m bench $(WHAT) --record $(ARGS)
 
 # RUN: test (make test once: the reliability figures its end prints, its tests, its time), soak
-# (make soak), mutate (make mutate's score) or loaded (make test from TIMES fresh clones while two
-# busy loops keep the cores busy). docs/reliability/figures.md is rendered from every record.
+# (make soak), mutate (make mutate's score), loaded (make test from TIMES fresh clones while two
+# busy loops keep the cores busy) or ci (.ci/run's commands from a fresh clone: each one's time
+# and CPU time). docs/reliability/figures.md is rendered from every record.
 RUN ?= test
 TIMES ?= 10
-reliability-record: venv ## A check's figures, RUN=test|postgres|soak|mutate|loaded, kept as the record in docs/reliability/.
+reliability-record: venv ## A check's figures, RUN=test|postgres|soak|mutate|loaded|ci, kept as the record in docs/reliability/.
 	$(PY) tools/reliability.py $(RUN) $(if $(filter loaded,$(RUN)),$(TIMES))

@@ -8,6 +8,9 @@ docs/reliability/ (RUN.json, and figures.md, rendered from every record there).
     python tools/reliability.py mutate           make mutate: mutmut's score over the store's modules
     python tools/reliability.py loaded [TIMES]   make test from TIMES fresh clones (default 10), one
                                                  after another, while two busy loops keep the cores busy
+    python tools/reliability.py ci               .ci/run's commands from a fresh clone, one after
+                                                 another: each one's time, and its CPU time counted
+                                                 over every process it started (a control group)
     python tools/reliability.py render           figures.md again from the records
 
 Each record names the commit that ran (loaded clones it), the date, the machine and the load
@@ -34,7 +37,8 @@ RECORDS = ROOT / "docs" / "reliability"
 LOGS = ROOT / "build" / "reliability"
 PAGE = RECORDS / "figures.md"
 RUNS = {"test": "make test", "postgres": "make test-postgres", "soak": "make soak",
-        "mutate": "make mutate", "loaded": "make test from a fresh clone, both cores kept busy"}
+        "mutate": "make mutate", "loaded": "make test from a fresh clone, both cores kept busy",
+        "ci": ".ci/run's commands from a fresh clone, each in a control group of its own"}
 TARGETS = {"test": "test", "postgres": "test-postgres", "soak": "soak"}    # the make targets
 # Figures whose count make soak scales up (tests/support/soak.py): its record must show more.
 SIZED = ["model cross-check: operations", "stateful steps checked against the model",
@@ -153,6 +157,81 @@ def record_loaded(name, times=10):
     return record
 
 
+def ci_targets(tree=ROOT):
+    """The make targets .ci/run runs, in its order (its `make TARGET` lines)."""
+    return [line.split()[1] for line in (tree / ".ci" / "run").read_text().splitlines()
+            if line.startswith("make ")]
+
+
+def control_group(name):
+    """A new control group that counts CPU time, as (folder, how to read its seconds), or None
+    where none can be made here. A command's servers, browsers and kernels outlive the waits
+    that getrusage counts; a control group counts every process started inside it."""
+    v1 = Path("/sys/fs/cgroup/cpuacct")
+    if (v1 / "cpuacct.usage").exists():
+        folder, read = v1 / name, lambda f: int((f / "cpuacct.usage").read_text()) / 1e9
+    elif Path("/sys/fs/cgroup/cgroup.controllers").exists():
+        mine = Path("/proc/self/cgroup").read_text().strip().split("::", 1)[-1]
+        folder = Path("/sys/fs/cgroup") / mine.lstrip("/") / name
+        read = lambda f: int(re.search(r"usage_usec (\d+)", (f / "cpu.stat").read_text())[1]) / 1e6
+    else:
+        return None
+    try:
+        folder.mkdir()
+    except OSError:
+        return None
+    return folder, read
+
+
+def record_ci(name):
+    """Each command of .ci/run, from one fresh clone, one after another (as .ci/run runs them),
+    until one fails: its exit status, time, and CPU time over every process it started."""
+    record = {"run": name, "command": RUNS[name], **where(), "commands": []}
+    clone = Path(tempfile.mkdtemp(prefix="workbook-ci-"))
+    try:
+        git("clone", "-q", str(ROOT), str(clone))
+        record["cpu counted by"] = "a control group per command"
+        for target in ci_targets(clone):
+            group = control_group(f"workbook-ci-{os.getpid()}-{target}")
+            if group is None:
+                record["cpu counted by"] = "getrusage: only the processes each command waited for"
+            folder = group[0] if group else None
+
+            def join(folder=folder):
+                if folder is not None:
+                    (folder / "cgroup.procs").write_text(str(os.getpid()))
+            log = LOGS / f"ci-{target}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            before, started, load_before = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic(), load()
+            with open(log, "w") as output:
+                status = subprocess.run(["make", "--no-print-directory", target], cwd=clone, stdout=output,
+                                        stderr=subprocess.STDOUT, preexec_fn=join).returncode
+            seconds = round(time.monotonic() - started, 1)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            if group:
+                time.sleep(2)   # what the command left behind has ended (its tests wait for that)
+                cpu = group[1](folder)
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+            text = log.read_text(errors="replace")
+            record["commands"].append({"command": f"make {target}", "exit status": status, "seconds": seconds,
+                                       "cpu seconds": round(cpu, 1), "pytest seconds": pytest_seconds(text),
+                                       "load before": load_before, "load after": load(),
+                                       "failed": failed_tests(text)})
+            print(f"make {target}: {'passed' if status == 0 else 'FAILED'} in {seconds} s, {cpu:.0f} s of CPU",
+                  flush=True)
+            if status != 0:
+                break
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+    record["passed"] = all(ran["exit status"] == 0 for ran in record["commands"]) and \
+        len(record["commands"]) == len(ci_targets())
+    return record
+
+
 # ---------------------------------------------------------------- the page
 
 def records():
@@ -201,7 +280,7 @@ def figures_table(found):
 def markdown(found):
     """figures.md from the records (a dict run -> record)."""
     lines = ["# Reliability figures", "",
-             "Written by `make reliability-record RUN=test|postgres|soak|mutate|loaded` (tools/reliability.py)",
+             "Written by `make reliability-record RUN=test|postgres|soak|mutate|loaded|ci` (tools/reliability.py)",
              "from the records beside this page; run it again rather than edit this. What each figure",
              "checks is in [docs/reliability.md](../reliability.md).", ""]
     for run in TARGETS:
@@ -241,6 +320,28 @@ def markdown(found):
                          f"{ran['load before'][0]:g}, {ran['load after'][0]:g} | "
                          f"{', '.join(f'`{name}`' for name in ran['failed'])} |")
         lines.append("")
+    if "ci" in found:
+        record = found["ci"]
+        commands = record["commands"]
+        total = sum(ran["seconds"] for ran in commands)
+        cpu = sum(ran["cpu seconds"] for ran in commands)
+        cores = record["machine"]["cores"]
+        lines += ["## `.ci/run`, command by command", "",
+                  said(record) + f"Each command ran from one fresh clone, one after another as "
+                  f"`.ci/run` runs them; its CPU time was counted by {record['cpu counted by']}.", "",
+                  f"**{'All passed' if record['passed'] else 'Not all passed'}, in {total / 60:.1f} minutes "
+                  f"({total:g} s), with {cpu:g} s of CPU time.** On {cores} cores no order of these "
+                  f"commands could take less than {cpu / cores:.0f} s ({cpu / cores / 60:.1f} minutes) "
+                  f"without less work.", "",
+                  "| command | result | seconds | CPU s | cores busy | pytest s | load before, after |",
+                  "|---|---|---:|---:|---:|---:|---|"]
+        for ran in commands:
+            pytest = "" if ran.get("pytest seconds") is None else f"{ran['pytest seconds']:g}"
+            lines.append(f"| `{ran['command']}` | {'passed' if ran['exit status'] == 0 else 'failed'} | "
+                         f"{ran['seconds']:g} | {ran['cpu seconds']:g} | "
+                         f"{ran['cpu seconds'] / ran['seconds']:.2f} | {pytest} | "
+                         f"{ran['load before'][0]:g}, {ran['load after'][0]:g} |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -264,6 +365,8 @@ def main(argv=None):
     if name != "render":
         if name == "loaded":
             record = record_loaded(name, int(argv[1]) if len(argv) > 1 else 10)
+        elif name == "ci":
+            record = record_ci(name)
         elif name == "mutate":
             record = record_mutate(name)
         else:

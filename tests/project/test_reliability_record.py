@@ -37,20 +37,14 @@ def test_a_record_names_its_commit_machine_load_and_command(path):
     if path.stem == "loaded":
         assert len(record["runs"]) == record["times"]
         assert record["passed"] == sum(run["passed"] for run in record["runs"])
+    if path.stem == "ci":
+        ran = [command["command"] for command in record["commands"]]
+        assert ran == [f"make {target}" for target in reliability.ci_targets()][:len(ran)]
+        assert record["passed"] == (len(ran) == len(reliability.ci_targets())
+                                    and all(command["exit status"] == 0 for command in record["commands"]))
+        assert all(command["cpu seconds"] >= 0 and command["seconds"] > 0 for command in record["commands"])
 
 
-def test_a_run_that_failed_keeps_no_record(tmp_path, monkeypatch):
-    monkeypatch.setattr(reliability, "make_test",
-                        lambda target, cwd, log: {"exit status": 2, "tests": {}})
-    monkeypatch.setattr(reliability, "where", lambda cwd=ROOT: {})
-    assert reliability.record_test("test") is None
-
-
-def test_each_run_names_the_make_target_it_runs(monkeypatch):
-    ran = []
-    monkeypatch.setattr(reliability, "make_test",
-                        lambda target, cwd, log: ran.append(target) or {"exit status": 1})
-    monkeypatch.setattr(reliability, "where", lambda cwd=ROOT: {})
-    for name in reliability.TARGETS:
-        reliability.record_test(name)
-    assert ran == ["test", "test-postgres", "soak"]
+def test_the_ci_run_takes_the_commands_ci_runs_in_their_order():
+    from quoted import ci_commands
+    assert [f"make {target}" for target in reliability.ci_targets()] == ci_commands()
