@@ -80,8 +80,9 @@ def run(command, cwd, log, env=None):
 
 
 def pytest_seconds(text):
-    """pytest's own time, from its last line ("... 1234 passed in 74.21s (0:01:14) ...")."""
-    found = re.findall(r" in ([\d.]+)s(?: \([\d:]+\))? =+\s*$", text, re.M)
+    """pytest's own time, from its last line ("... 1234 passed in 74.21s (0:01:14) ...", between
+    rules of = unless -q)."""
+    found = re.findall(r" in ([\d.]+)s(?: \([\d:]+\))?(?: =+)?\s*$", text, re.M)
     return float(found[-1]) if found else None
 
 
