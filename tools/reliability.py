@@ -65,14 +65,15 @@ def load():
     return [round(value, 2) for value in os.getloadavg()]
 
 
-def run(command, cwd, log, env=None):
+def run(command, cwd, log, env=None, preexec_fn=None):
     """Run `command` (a list) in `cwd`, its output into `log`; its exit status, wall and CPU
     seconds (everything it waited for) and the load average before and after."""
     log.parent.mkdir(parents=True, exist_ok=True)
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     load_before = load()
     with open(log, "w") as output:
-        status = subprocess.run(command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT).returncode
+        status = subprocess.run(command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT,
+                                preexec_fn=preexec_fn).returncode
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"exit status": status, "seconds": round(time.monotonic() - started, 1),
@@ -196,35 +197,26 @@ def record_ci(name):
             group = control_group(f"workbook-ci-{os.getpid()}-{target}")
             if group is None:
                 record["cpu counted by"] = "getrusage: only the processes each command waited for"
-            folder = group[0] if group else None
-
-            def join(folder=folder):
-                if folder is not None:
-                    (folder / "cgroup.procs").write_text(str(os.getpid()))
+                join = None
+            else:
+                folder, seconds = group
+                join = lambda: (folder / "cgroup.procs").write_text(str(os.getpid()))  # noqa: E731
             log = LOGS / f"ci-{target}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            before, started, load_before = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic(), load()
-            with open(log, "w") as output:
-                status = subprocess.run(["make", "--no-print-directory", target], cwd=clone, stdout=output,
-                                        stderr=subprocess.STDOUT, preexec_fn=join).returncode
-            seconds = round(time.monotonic() - started, 1)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            ran = {"command": f"make {target}",
+                   **run(["make", "--no-print-directory", target], clone, log, preexec_fn=join)}
             if group:
                 time.sleep(2)   # what the command left behind has ended (its tests wait for that)
-                cpu = group[1](folder)
+                ran["cpu seconds"] = round(seconds(folder), 1)
                 try:
                     folder.rmdir()
                 except OSError:
                     pass
             text = log.read_text(errors="replace")
-            record["commands"].append({"command": f"make {target}", "exit status": status, "seconds": seconds,
-                                       "cpu seconds": round(cpu, 1), "pytest seconds": pytest_seconds(text),
-                                       "load before": load_before, "load after": load(),
-                                       "failed": failed_tests(text)})
-            print(f"make {target}: {'passed' if status == 0 else 'FAILED'} in {seconds} s, {cpu:.0f} s of CPU",
-                  flush=True)
-            if status != 0:
+            ran.update({"pytest seconds": pytest_seconds(text), "failed": failed_tests(text)})
+            record["commands"].append(ran)
+            print(f"make {target}: {'passed' if ran['exit status'] == 0 else 'FAILED'} in {ran['seconds']} s, "
+                  f"{ran['cpu seconds']:.0f} s of CPU", flush=True)
+            if ran["exit status"] != 0:
                 break
     finally:
         shutil.rmtree(clone, ignore_errors=True)
