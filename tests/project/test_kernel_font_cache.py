@@ -7,6 +7,7 @@ on the costs appendix). The environment's kernels keep their own cache
 (jupyterlab/ipython_kernel_config.py, built by tools/venv)."""
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,12 +22,12 @@ FIGURE = ("from matplotlib.figure import Figure\n"
 
 
 def stale_cache(home):
-    """The user's cache as a removed environment left it: every font's file gone."""
-    cache = Path(os.path.expanduser("~/.cache/matplotlib"))
-    built = next(cache.glob("fontlist-*.json"), None) if cache.is_dir() else None
-    if built is None:
-        import matplotlib.font_manager  # noqa: F401  builds it
-        built = next(cache.glob("fontlist-*.json"))
+    """A user's cache as a removed environment left it: every font's file gone. Built apart, so
+    that this user's own cache is neither read nor written."""
+    apart = home / "built"
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], check=True, capture_output=True,
+                   env=dict(os.environ, MPLCONFIGDIR=str(apart)))
+    built = next(apart.glob("fontlist-*.json"))
     fonts = json.loads(built.read_text())
     for entry in fonts["ttflist"] + fonts["afmlist"]:
         entry["fname"] = "/nonexistent/removed-venv/" + Path(entry["fname"]).name

@@ -668,9 +668,10 @@ COLLIDING_SET = COLLIDING.format(kind="set", item="(2**61 - 1) * _k", count=120_
 COLLIDING_DICT = COLLIDING.format(kind="dict", item="[(2**61 - 1) * _k, 1]", count=120_000,
                                   name="remaining")
 
-# One statement through a lent connection whose every step is long: instr() over a 990 kB string (4 s a call here;
-# no row holds both strings, which the connection's 1 MB length limit would refuse)
-# is one VM instruction that runs for seconds, so a bound checked between instructions never fires.
+# One statement through a lent connection whose every step is long: instr() over a 990 kB string
+# is one VM instruction that runs for seconds (4 s a call here), so a bound checked between
+# instructions never fires. The strings are built in the call: a row holding both would pass
+# the connection's 1 MB length limit and be refused instead.
 LONG_STATEMENT = '''def last_visible(db, tenant, kind, key, start):
     db.execute("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 30) "
                "SELECT instr(printf('%.*c', 990000, 'a'), printf('%.*c', 495000, 'a') || 'b') "
