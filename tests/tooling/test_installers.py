@@ -1,6 +1,6 @@
 """The installers the suites call (tools/apt-install, under install-browser, install-node and
-install-axe) run side by side in CI (.ci/run): a second one waits for the first and finds the
-program installed, instead of running apt-get against a held lock."""
+install-axe) may run at once, when suites are started together: a second one waits for the
+first and finds the program installed, instead of running apt-get against a held lock."""
 import fcntl
 import os
 import subprocess
