@@ -61,12 +61,12 @@ test-grader: venv ## The grader against its red team and an honest class (root a
 
 test-browser: venv ## The learner's copy worked through in headless Chromium (screenshots in build/browser/).
 	@tools/install-browser
-	$(PY) -m pytest tests/browser -q
+	$(PY) -m pytest tests/browser -q -n 2 --dist loadfile
 
 test-a11y: venv ## The HTML edition offline and for a screen reader; WCAG 2.1 AA: axe-core on it and on chapter 5 in JupyterLab.
 	@tools/install-browser
 	@tools/install-axe
-	$(PY) -m pytest tests/a11y -q
+	$(PY) -m pytest tests/a11y -q -n 2 --dist loadfile
 
 # --dist loadfile: test_hub.py (one course, in order) on one worker, the other files beside it.
 # Not loadgroup: with pytest 9.2 it ignores xdist_group and deals out single tests

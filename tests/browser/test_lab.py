@@ -10,11 +10,7 @@ The tests follow one learner, in order:
 
 1. The first `make lab` makes my-workbook/ from the learner's edition and opens chapter 1 with
    the workbook's settings; the file browser shows the notebooks and the welcome README.
-2. Every notebook of the copy (the chapters and appendices of notebooks/, plus a scratch
-   notebook with an explorer of a clock moving back) runs with Restart Kernel and Run All Cells: no error output,
-   every qN.check says "not attempted", every qN.compare asks for a prediction first, plots
-   load as images, and every time explorer steps (by keyboard) through what the store answers.
-   Chapter 5 then runs Restart Kernel and Run All several times in a row (WORKBOOK_REPEATS,
+2. Chapter 5 runs Restart Kernel and Run All several times in a row (WORKBOOK_REPEATS,
    3 by default), each within REPEAT_TIMEOUT, on the legacy kernel websocket protocol; saved, it
    stays saved when its explorer steps and reopens with the explorers as stills. At the
    websocket, a frame on a connection the server has just replaced is read as sent.
@@ -25,6 +21,9 @@ The tests follow one learner, in order:
    while the chapter's tab is open, then, once it is closed, keeping the answers, showing the
    change and keeping the learner's previous file in earlier-versions/. A reopened lab starts
    one kernel (chapter 1's), and closing a tab shuts its kernel down.
+
+Every notebook's Restart Kernel and Run All Cells is test_every_notebook.py's, which make
+test-browser runs beside this file, in a lab and a Chromium of its own.
 
 Every wait reads what it waits for, and each kind of wait is shown failing once.
 
@@ -49,21 +48,14 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from workbook.teaching.exercises.ch1 import q1, q2
-from workbook.store import Conflict, connect, forget, get, purge, put
 from workbook.teaching.explorer import STATIC_NOTE
-from workbook.teaching.timeline import checkpoint, fact
-
 
 from course import notebook as notebook_model
 from course.editions import learner
-from labpage import (COPY, NOTEBOOKS, ROOT, SCRATCH, SHOTS, WAIT, digest, menu,
-                     open_notebook, prompts, run_all, settle)
+from explorer_replay import step_to
+from labpage import (COPY, NOTEBOOKS, ROOT, WAIT, close_and_shut_down, digest, dirty, menu,
+                     open_notebook, prompts, save, settle, shot)
 from workbook_lab import WIDGET_VIEW  # what the lab's pre-save hook drops (jupyterlab/, installed by tools/venv)
-
-def test_chapters_and_appendices_are_found():
-    assert NOTEBOOKS[0].startswith("01-"), NOTEBOOKS
-    assert any(name.startswith("appendix-") for name in NOTEBOOKS), NOTEBOOKS
-
 
 
 RAN = """() => {
@@ -81,40 +73,6 @@ def wait_until_ran(page, timeout):
     page.wait_for_function(RAN, timeout=timeout * 1000, polling=200)
 
 
-def dirty(page):
-    """Whether the current notebook's tab shows JupyterLab's unsaved mark."""
-    return page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current.jp-mod-dirty").count() > 0
-
-
-def save(page):
-    menu(page, "File", "docmanager:save")
-    page.wait_for_function(
-        "() => !document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty')",
-        timeout=WAIT)
-
-
-def loaded_images(page):
-    """Every image in an output area, scrolled into view, with whether it decoded."""
-    return page.eval_on_selector_all(".jp-NotebookPanel .jp-OutputArea-output img", """
-        async images => {
-            const found = [];
-            for (const img of images) {
-                img.scrollIntoView({block: "center"});
-                if (!img.complete) await new Promise(done => {
-                    img.onload = img.onerror = done; setTimeout(done, 5000); });
-                found.push({width: img.naturalWidth, ok: img.complete && img.naturalWidth > 0});
-            }
-            return found;
-        }""")
-
-
-def outputs_in_page(page):
-    """The text of every output area on the page, one string per code cell."""
-    return page.eval_on_selector_all(".jp-NotebookPanel .jp-CodeCell",
-                                     "cells => cells.map(c => c.querySelector("
-                                     "'.jp-OutputArea')?.textContent.trim() ?? '')")
-
-
 def show_files(page):
     """Open the file browser panel (a click on its tab when it is open would close it)."""
     tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']")
@@ -123,13 +81,6 @@ def show_files(page):
     listing = page.locator(".jp-DirListing-content .jp-DirListing-itemText")
     listing.first.wait_for(timeout=WAIT)
     return listing
-
-
-def shot(page, name, target=None):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    if target is not None and target.count():
-        target.first.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / f"{Path(name).stem}.png"))
 
 
 # ---------------------------------------------------------------- a cell, as a learner edits it
@@ -172,196 +123,6 @@ def run_cells(page, first, last, count):
     expect(last.locator(".jp-InputPrompt")).to_have_text(f"[{count}]:", timeout=WAIT)
     settle(page, timeout=60)
     return last.locator(".jp-OutputArea").inner_text().strip()
-
-
-# ---------------------------------------------------------------- what a stored notebook says
-
-def with_images(cells):
-    return {i for i, c in enumerate(cells) if c.cell_type == "code"
-            and any("image/png" in o.get("data", {}) for o in c.outputs)}
-
-
-def with_stderr(cells):
-    return {i for i, c in enumerate(cells) if c.cell_type == "code"
-            and any(o.get("name") == "stderr" for o in c.outputs)}
-
-
-def text_of(cell):
-    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-
-
-def check_run(source, ran):
-    """The saved run of the learner's notebook ``ran``, against its source chapter.
-
-    Every code cell ran once, in order, with no error and no stderr the source lacks; before
-    the exercises, the same cells draw pictures as in the source. Returns the cells with images.
-    """
-    stored = [c for c in nbformat.read(source, as_version=4).cells if not notebook_model.is_directive_cell(c)]
-    cells = nbformat.read(ran, as_version=4).cells
-    assert [c.get("id") for c in cells] == [c.get("id") for c in stored]
-    errors = [(f"cell {c.get('id')}", o.get("ename"), o.get("evalue"))
-              for c in cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"]
-    assert errors == []
-    counts = [c.execution_count for c in cells if c.cell_type == "code"]
-    assert counts == list(range(1, len(counts) + 1)), counts
-    assert with_stderr(cells) <= with_stderr(stored), "a cell wrote to stderr"
-    teaching = set(range(notebook_model.exercises_start(stored)))
-    assert with_images(cells) & teaching == with_images(stored) & teaching
-    return with_images(cells)
-
-
-def check_exercises_not_attempted(ran, shown):
-    """Every exercise's check says "not attempted", and every compare asks for a prediction,
-    both in the saved notebook and in the page (``shown``: the page's output texts)."""
-    cells = nbformat.read(ran, as_version=4).cells
-    numbers = [c.metadata["nbgrader"]["grade_id"].removeprefix("exercise-").replace("-", ".")
-               .upper() for c in cells if notebook_model.is_answer_cell(c)]  # exercise-a-1 is A.1
-    checks = [c for c in cells if c.cell_type == "code" and re.search(r"\bq\d+\.check\(", c.source)]
-    compares = [c for c in cells if c.cell_type == "code"
-                and re.search(r"\bq\d+\.compare\(", c.source)]
-    verdicts = [text_of(c).strip() for c in checks]
-    assert len(checks) == len(numbers), (len(checks), numbers)
-    assert all(re.fullmatch(r"Exercise \w+\.\d+: not attempted\. [^\n]+", v) for v in verdicts), \
-        verdicts
-    assert [v.split(":")[0] for v in verdicts] == [f"Exercise {n}" for n in numbers]
-    assert all("make your prediction first" in text_of(c) and not c.outputs[1:]
-               for c in compares), [c.outputs for c in compares]
-    in_page = [line for text in shown for line in text.splitlines()]
-    assert [line for line in in_page if "not attempted" in line] == verdicts
-    assert sum("make your prediction first" in line for line in in_page) == len(compares)
-    return numbers
-
-
-# ---------------------------------------------------------------- the explorer against the store
-
-HEADER = re.compile(r"step (\d+) of (\d+) · now = (\d+)((?: \(clock pass \d+\))?) · (.+)")
-
-
-def operation_and_outcome(did):
-    """The header's last part ("get ... returns None", "put ... raises Conflict", "the file is
-    closed and reopened", "the clock is set to 104") as the operation and its outcome."""
-    if did == "the file is closed and reopened":
-        return "reopen", "reopened"
-    if re.fullmatch(r"the clock is set to \d+", did):
-        return "clock", "clock set"
-    return re.fullmatch(r"(.+) (?:returns|raises) (.+)", did).groups()
-IDENTITY = r"([a-z][a-z0-9-]*) / ([a-z]+) / ([a-z][a-z0-9-]*)"
-
-
-def read_explorer(explorer):
-    return explorer.evaluate("""root => {
-        const rows = table => [...table.querySelectorAll('tbody tr')]
-            .map(tr => [...tr.cells].map(td => td.textContent));
-        const tables = [...root.querySelectorAll('.workbook-explorer-tables table')].map(rows);
-        return {header: root.querySelector('.workbook-explorer-status b').textContent,
-                gets: tables[0], rows: tables[1],
-                image: root.querySelector('img.workbook-explorer-picture').src,
-                slider: root.querySelector('.workbook-explorer-readout')?.textContent.trim(),
-                spoken: root.querySelector('[role=status][aria-live=polite]').textContent,
-                valuetext: root.querySelector('input[type=range]').getAttribute('aria-valuetext'),
-                alt: root.querySelector('img.workbook-explorer-picture').alt};
-    }""")
-
-
-def value_for(kind):
-    return checkpoint(0) if kind == "checkpoint" else fact()
-
-
-def answer(db, path, now, operation):
-    """Do what the header says with the store's own functions; return the connection and outcome."""
-    try:
-        if m := re.fullmatch(f"put {IDENTITY} expected (\\w+) ttl (\\d+)", operation):
-            tenant, kind, key, expected, ttl = m.groups()
-            expected = None if expected == "None" else int(expected)
-            return db, f"revision {put(db, tenant, kind, key, value_for(kind), expected, now, int(ttl))}"
-        if m := re.fullmatch(f"get {IDENTITY}", operation):
-            record = get(db, *m.groups(), now)
-            return db, "None" if record is None else f"revision {record['revision']}"
-        if m := re.fullmatch(f"forget {IDENTITY} revision (\\w+)", operation):
-            *name, revision = m.groups()
-            return db, str(forget(db, *name, None if revision == "None" else int(revision)))
-        if m := re.fullmatch(r"purge ([a-z][a-z0-9-]*)", operation):
-            return db, f"{purge(db, m[1], now)} removed"
-        if operation == "reopen":
-            db.close()
-            return connect(path), "reopened"
-        if operation == "clock":
-            return db, "clock set"
-    except (Conflict, ValueError) as error:
-        return db, type(error).__name__
-    raise AssertionError(f"the explorer shows an operation the test cannot replay: {operation}")
-
-
-def announce_the_whole_step(explorer):
-    """Press the explorer's button for the whole step; the live region's text once it says it."""
-    explorer.get_by_role("button", name="Announce the whole step").click()
-    explorer.page.wait_for_function(
-        "root => root.querySelector('[role=status][aria-live=polite]').textContent"
-        ".includes('get returns: ')", arg=explorer.element_handle(), timeout=WAIT)
-    return read_explorer(explorer)["spoken"]
-
-
-def step_to(explorer, key, step, image=None):
-    """Press a key on the slider; wait until the state and the picture show ``step``."""
-    explorer.get_by_role("slider", name="step").press(key)
-    explorer.page.wait_for_function(
-        "([root, step, image]) => root.querySelector('.workbook-explorer-status b')"
-        ".textContent.startsWith(`step ${step} of`)"
-        " && root.querySelector('img.workbook-explorer-picture').src != image",
-        arg=[explorer.element_handle(), step, image], timeout=WAIT)
-    return read_explorer(explorer)
-
-
-def check_explorer(explorer, folder):
-    """Step from the first operation to the last; each state must be what the store answers."""
-    path = Path(folder) / "replay.db"
-    db = connect(path)
-    images = set()
-    try:
-        explorer.get_by_role("slider", name="step").focus()
-        shown = step_to(explorer, "Home", 1)
-        last = int(HEADER.fullmatch(shown["header"])[2])
-        for step in range(1, last + 1):
-            if step > 1:
-                shown = step_to(explorer, "ArrowRight", step, shown["image"])
-            at, _, now, passing, did = HEADER.fullmatch(shown["header"]).groups()
-            operation, outcome = operation_and_outcome(did)
-            assert shown["slider"] == str(step)  # the slider counts as the header does
-            # what a screen reader hears: the slider's value text, the live region (what
-            # changed and the operation, in short; never the step again), and on request, from
-            # the button, the whole step (what get returned for every identity), and the alt
-            assert shown["valuetext"] == f"step {step} of {last}"
-            assert shown["spoken"].endswith(f"({did}, now {now}{passing}).") and "get returns: " not in shown["spoken"]
-            assert f"step {step} of" not in shown["spoken"]
-            whole = announce_the_whole_step(explorer)
-            assert whole.startswith(f"{did}, now {now}{passing}. get returns: "), whole
-            assert all(f"{identity} {returns}" in whole for identity, returns, _ in shown["gets"])
-            assert f"cursor at step {step} of {last}" in shown["alt"]
-            now = int(now)
-            db, said = answer(db, path, now, operation)
-            assert (int(at), said) == (step, outcome), shown["header"]
-            gets = {}
-            for identity, returns, expires in shown["gets"]:
-                record = get(db, *identity.split(" / "), now)
-                expected = ("None", "") if record is None else (
-                    f"revision {record['revision']}", str(record["expires"]))
-                assert (returns, expires) == expected, (shown["header"], identity)
-                gets[identity] = record
-            raw = sorted(db.execute("SELECT tenant, kind, key, revision, expires FROM records"))
-            assert shown["rows"] in ([], [["no rows"]]) or all(len(r) == 4 for r in shown["rows"])
-            listed = sorted((*identity.split(" / "), int(revision), int(expires))
-                            for identity, revision, expires, _ in
-                            [r for r in shown["rows"] if len(r) == 4])
-            assert listed == [tuple(r) for r in raw], shown["header"]
-            for identity, _, _, visible in [r for r in shown["rows"] if len(r) == 4]:
-                assert visible == ("hidden" if gets[identity] is None else "visible")
-            images.add(shown["image"])
-        # one picture per step: the cursor moves even between operations at the same tick
-        assert len(images) == last, "the picture did not change at every step"
-        return last
-    finally:
-        db.close()
 
 
 # ---------------------------------------------------------------- 1. the first make lab
@@ -416,33 +177,6 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     expect(show_files(page).first).to_have_text(learner.START, timeout=WAIT)
     shot(page, "readme")
     assert page.problems == []
-
-
-# ---------------------------------------------------------------- 2. every notebook, Run All
-
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_in_the_browser(page, lab, name, tmp_path):
-    open_notebook(page, lab, name)
-    explorers = page.locator(".workbook-explorer")
-    try:
-        shown = run_all(page)
-        save(page)
-        source = lab.source / name if name != SCRATCH else lab.copy / name  # itself: no outputs
-        plotted = check_run(source, lab.copy / name)  # names the error if one failed
-        assert all(re.fullmatch(r"\[\d+\]:", p) for p in shown), shown
-        check_exercises_not_attempted(lab.copy / name, outputs_in_page(page))
-        images = loaded_images(page)
-        assert len(images) >= len(plotted), (len(images), plotted)
-        assert all(image["ok"] for image in images), images
-        for index in range(explorers.count()):
-            (tmp_path / str(index)).mkdir()
-            check_explorer(explorers.nth(index), tmp_path / str(index))
-        if name == SCRATCH:
-            assert explorers.count() == 1
-        assert page.problems == []
-    finally:
-        target = explorers if explorers.count() else page.locator(".jp-OutputArea-output img")
-        shot(page, name, target)
 
 
 # ---------------------------------------------------------------- 2b. chapter 5, again and again
@@ -714,14 +448,6 @@ def own(files):
     when a file opens)."""
     return {name: value for name, value in files.items()
             if not name.startswith(".ipynb_checkpoints/")}
-
-
-def close_and_shut_down(page):
-    """File > Close and Shut Down Notebook on the current tab, confirmed."""
-    menu(page, "File", "filemenu:close-and-cleanup")
-    dialog = page.locator(".jp-Dialog")
-    dialog.wait_for(timeout=WAIT)
-    dialog.locator(".jp-mod-accept").click()
 
 
 def wait_until_closed(lab, name, timeout=20):

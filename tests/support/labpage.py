@@ -205,8 +205,8 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, lab):
+def new_page(browser):
+    """A page in a context of its own; page.problems collects its uncaught errors."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.on("dialog", lambda dialog: dialog.accept())  # "leave this page?" on a dirty notebook
@@ -214,8 +214,14 @@ def page(browser, lab):
     page.on("pageerror", lambda error: None if BENIGN.search(str(error))
             else problems.append(str(error)))
     page.problems = problems
+    return page
+
+
+@pytest.fixture
+def page(browser, lab):
+    page = new_page(browser)
     yield page
-    context.close()
+    page.context.close()
     if lab.server is not None:
         lab.shut_down_kernels()
 
@@ -230,6 +236,11 @@ def menu(page, title, command):
 
 def open_notebook(page, lab, name, reset=True):
     page.goto(lab.page_url(f"/lab/tree/{name}" + ("?reset" if reset else "")))
+    wait_until_open(page)
+
+
+def wait_until_open(page):
+    """Wait until the notebook shows its cells and its kernel is ready."""
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=WAIT)
     # the kernel started and idle (on a fresh server the indicator says idle before a kernel
     # exists, and a restart then asks which kernel to start)
@@ -275,3 +286,28 @@ def run_all(page):
     return settle(page)
 
 
+def dirty(page):
+    """Whether the current notebook's tab shows JupyterLab's unsaved mark."""
+    return page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current.jp-mod-dirty").count() > 0
+
+
+def save(page):
+    menu(page, "File", "docmanager:save")
+    page.wait_for_function(
+        "() => !document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty')",
+        timeout=WAIT)
+
+
+def shot(page, name, target=None):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    if target is not None and target.count():
+        target.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"{Path(name).stem}.png"))
+
+
+def close_and_shut_down(page):
+    """File > Close and Shut Down Notebook on the current tab, confirmed."""
+    menu(page, "File", "filemenu:close-and-cleanup")
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=WAIT)
+    dialog.locator(".jp-mod-accept").click()
