@@ -296,16 +296,22 @@ def handouts(chapters, release=None):
     return found
 
 
-def write_class(out, chapters, kinds=KINDS, tricks=None, release=None, nested=False):
+def write_class(out, chapters, kinds=KINDS, tricks=None, release=None, nested=False, copies=True):
     """Write one folder per student (nested: <student>/<chapter>/<chapter>.ipynb, nbgrader's
-    submitted layout). Returns {student: [chapter stems]}."""
+    submitted layout). Returns {student: [chapter stems]}. With copies=False a student hands in
+    only the chapters where their notebook differs from the right answers' (the loops differ in
+    chapter 1 alone), so that a grader is not timed on the same notebook several times."""
     out = Path(out)
     given = handouts(chapters, release)
     written = {}
     for name, build in kinds.items():
+        written[name] = []
         for chapter in chapters:
-            save(out, name, chapter, build(Edition(chapter, given[chapter.stem])).notebook, nested)
-        written[name] = [chapter.stem for chapter in chapters]
+            notebook = build(Edition(chapter, given[chapter.stem])).notebook
+            if not copies and name != "right" and notebook == right(Edition(chapter, given[chapter.stem])).notebook:
+                continue
+            save(out, name, chapter, notebook, nested)
+            written[name].append(chapter.stem)
     if tricks:
         first = next(c for c in chapters if c.number == 1)
         for name, (build, _) in tricks.items():

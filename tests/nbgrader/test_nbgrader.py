@@ -4,7 +4,9 @@
    into release/, which must equal our hand-out cell for cell (nbgrader adds checksums).
 2. The generated class (right, blank, partly wrong, an error cell, an endless loop, a loop that
    ignores the interrupt, a loop that floods its output, a tamperer) is made from nbgrader's
-   release, in nbgrader's submitted/ layout.
+   release, in nbgrader's submitted/ layout. A student hands in only the chapters where their
+   notebook is not the right answers' (the three loops differ in chapter 1 alone), so each
+   distinct notebook is graded once by each grader; the others are missing, worth nothing.
 3. `nbgrader autograde "*"` and `nbgrader export` grade it with the release's
    nbgrader_config.py; make grade grades the same folder. Every student's points must be equal,
    exercise by exercise and chapter by chapter: a cell that ignores the interrupt or floods its
@@ -12,8 +14,9 @@
 
 nbgrader runs in build/nbgrader-venv (tools/nbgrader-venv); the kernel it starts for the
 chapters is this repository's .venv, with solutions hidden, as a course would set it up.
-Autograding runs in one course folder per core (nbgrader's gradebook is one SQLite file), each
-holding some of the chapters.
+Autograding runs in several course folders at once (nbgrader's gradebook is one SQLite file):
+chapter 1, whose loops mostly wait out their limit, in one of its own, the other chapters dealt
+over one per core; make grade grades its copy of the class meanwhile.
 """
 import csv
 import json
@@ -83,16 +86,27 @@ def course():
     RUN.mkdir(parents=True)
     kernel_spec()
     chapters = graded_chapters()
-    groups = [chapters[k::CORES] for k in range(CORES) if chapters[k::CORES]]
+    # chapter 1, where the loops wait out their time limit, in a course folder of its own; the
+    # others dealt over one folder per core
+    rest = [c for c in chapters if c.number != 1]
+    groups = [[c for c in chapters if c.number == 1]] + [rest[k::CORES] for k in range(CORES) if rest[k::CORES]]
     folders = [RUN / f"course-{k + 1}" for k in range(len(groups))]
     for folder, group in zip(folders, groups):
         write_release(folder, stems=[c.stem for c in group], timeout=TIMEOUT)
     for process in [nbgrader(folder, "generate_assignment", "*", "--force") for folder in folders]:
         finished(process, "nbgrader generate_assignment")
     everyone = RUN / "class"  # the same students' notebooks, for make grade, all chapters together
+    handed = {name: set() for name in KINDS}
     for folder, group in zip(folders, groups):
-        write_class(folder / "submitted", group, KINDS, release=folder / "release", nested=True)
+        written = write_class(folder / "submitted", group, KINDS, release=folder / "release", nested=True,
+                              copies=False)
+        for name, stems in written.items():
+            handed[name].update(stems)
         shutil.copytree(folder / "submitted", everyone, dirs_exist_ok=True)
+    # make grade grades its copy of the class while nbgrader grades its own
+    ours = subprocess.Popen([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(everyone), "--out",
+                             str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     autograded = [finished(process, "nbgrader autograde")
                   for process in [nbgrader(folder, "autograde", "*") for folder in folders]]
     for process in [nbgrader(folder, "export") for folder in folders]:
@@ -107,14 +121,13 @@ def course():
                               capture_output=True, text=True, check=True)
         cells += json.loads(read.stdout)
     exported = [row for folder in folders for row in csv.DictReader(open(folder / "grades.csv"))]
-    graded = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(everyone), "--out",
-                             str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
-                            capture_output=True, text=True, timeout=600)
-    assert graded.returncode == 0, graded.stderr
+    printed, complaints = ours.communicate(timeout=600)
+    assert ours.returncode == 0, complaints
     return {"folders": folders, "groups": groups, "again": again, "chapters": chapters, "cells": cells,
+            "handed": handed,
             "autograded": autograded,
             "exported": exported,
-            "ours": json.loads(graded.stdout), "csv": (RUN / "grades" / "gradebook.csv").read_text()}
+            "ours": json.loads(printed), "csv": (RUN / "grades" / "gradebook.csv").read_text()}
 
 
 def test_generate_assignment_gives_our_hand_out(course):
@@ -135,13 +148,25 @@ def test_nbgrader_gives_every_exercise_its_points(course):
         (e.check_grade_id, float(e.points), float(e.points)) for c in course["chapters"] for e in c.exercises}
 
 
+def test_the_class_hands_in_each_distinct_notebook_once(course):
+    handed = course["handed"]
+    chapters = {c.stem for c in course["chapters"]}
+    first = next(c.stem for c in course["chapters"] if c.number == 1)
+    assert handed["right"] == handed["blank"] == handed["tamperer"] == chapters
+    assert handed["endless-loop"] == handed["ignores-interrupt"] == handed["floods-output"] == {first}
+
+
 def test_nbgrader_and_make_grade_award_the_same_points_exercise_by_exercise(course):
     theirs = {(student, cell[len("check-"):].replace("-", ".")): score
               for student, cell, score, _ in course["cells"] if cell.startswith("check-")}
-    ours = {(s["student"], m["exercise"]): m["points"]
-            for s in course["ours"]["students"] for m in s["exercises"]}
-    assert set(theirs) == set(ours) and len(ours) == len(KINDS) * 18
+    marks = {(s["student"], m["exercise"]): m for s in course["ours"]["students"] for m in s["exercises"]}
+    assert len(marks) == len(KINDS) * 18
+    ours = {key: mark["points"] for key, mark in marks.items() if mark["chapter"] in course["handed"][key[0]]}
+    assert set(theirs) == set(ours)
     assert {key: theirs[key] for key in ours} == ours
+    # a chapter not handed in is missing in make grade's gradebook, and worth nothing
+    missing = {key: mark for key, mark in marks.items() if key not in ours}
+    assert missing and all(m["points"] == 0 and m["status"] == "missing" for m in missing.values())
 
 
 def test_nbgrader_export_and_the_gradebook_agree_chapter_by_chapter(course):
@@ -151,12 +176,20 @@ def test_nbgrader_export_and_the_gradebook_agree_chapter_by_chapter(course):
         for mark in student["exercises"]:
             key = (student["student"], mark["chapter"])
             ours[key] = ours.get(key, 0) + mark["points"]
-    assert totals == ours
+    # nbgrader exports a row for each student its course folder knows, 0 where nothing was handed in
+    handed = {(student, stem) for student, stems in course["handed"].items() for stem in stems}
+    assert handed <= set(totals) <= set(ours)
+    assert {key: ours[key] for key in totals} == totals
+    assert all(points == 0 for key, points in ours.items() if key not in handed)
 
 
 def test_the_class_gets_the_expected_gradebook(course):
-    numbers = [e.number for c in course["chapters"] for e in c.exercises]
-    assert course["csv"] == gradebook_csv(DESERVED, numbers)
+    exercises = [e for c in course["chapters"] for e in c.exercises]
+    stems = {e.number: c.stem for c in course["chapters"] for e in c.exercises}
+    deserved = {student: [got if stems[e.number] in course["handed"][student] else 0
+                          for e, got in zip(exercises, points)]
+                for student, points in DESERVED.items()}
+    assert course["csv"] == gradebook_csv(deserved, [e.number for e in exercises])
 
 
 def test_generate_feedback_writes_a_page_per_student_and_chapter(course):
@@ -164,8 +197,8 @@ def test_generate_feedback_writes_a_page_per_student_and_chapter(course):
         for student in KINDS:
             for chapter in group:
                 page = folder / "feedback" / student / chapter.stem / f"{chapter.stem}.html"
-                assert page.is_file(), page
-                assert "Score:" in page.read_text()
+                assert page.is_file() == (chapter.stem in course["handed"][student]), page
+                assert not page.is_file() or "Score:" in page.read_text()
 
 
 def test_no_chapter_is_dropped_and_no_untouched_check_cell_is_called_changed(course):
