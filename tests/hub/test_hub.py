@@ -227,11 +227,13 @@ def shot(page, name):
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-def log_in(page, hub, name, password):
+def log_in(page, hub, name, password, wait=True):
+    """Fill in the login page and send it; wait=False returns without waiting for the answer, so
+    that several people's logins (and the pages they open) load at once."""
     page.goto(hub.url("/hub/login"))
     page.fill("#username_input", name)
     page.fill("#password_input", password)
-    page.click("#login_submit")
+    page.click("#login_submit", no_wait_after=not wait)
 
 
 def lab_is_open(page):
@@ -302,18 +304,23 @@ def test_make_hub_prints_the_url_and_how_to_log_in(hub):
 
 
 def test_nobody_logs_in_as_someone_else(hub, browser):
+    """Five wrong logins, each in a browser context of its own, sent at once: PAM answers each
+    only after its failure delay (3 s on Debian), and the hub asks PAM from a pool of threads
+    (PAMAuthenticator.executor_threads, 4), so the delays overlap."""
     passwords = hub.passwords()
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    for name, password in [(GRACE, passwords[ADA]), (ADA, "wrong-password"), (INSTRUCTOR, passwords[ADA]),
-                           ("nobody", passwords[ADA]), (ADA, passwords[GRACE])]:
-        log_in(page, hub, name, password)
+    tries = [(GRACE, passwords[ADA]), (ADA, "wrong-password"), (INSTRUCTOR, passwords[ADA]),
+             ("nobody", passwords[ADA]), (ADA, passwords[GRACE])]
+    pages = [browser.new_context(viewport={"width": 1400, "height": 900}).new_page() for _ in tries]
+    for page, (name, password) in zip(pages, tries):
+        log_in(page, hub, name, password, wait=False)
+    for page in pages:
         expect(page.locator(".login_error")).to_contain_text("Invalid username or password", timeout=WAIT)
         assert "/hub/login" in page.url
-    shot(page, "01-login-refused")
-    assert not [c for c in context.cookies() if c["name"].startswith("jupyterhub-session")] or \
-        page.request.get(hub.url("/hub/api/user")).status == 403
-    context.close()
+    shot(pages[-1], "01-login-refused")
+    for page in pages:
+        assert not [c for c in page.context.cookies() if c["name"].startswith("jupyterhub-session")] or \
+            page.request.get(hub.url("/hub/api/user")).status == 403
+        page.context.close()
 
 
 def test_each_student_opens_their_own_learners_copy(hub, people):
@@ -321,9 +328,10 @@ def test_each_student_opens_their_own_learners_copy(hub, people):
     status, printed = hub.ahead.result(timeout=900)
     assert status == 0 and "Servers ready for 3 students (3 started now, 0 already running)" in printed, printed
     passwords = hub.passwords()
+    for name in STUDENTS:  # the three log in at once; then each one's page is read in turn
+        log_in(people(name), hub, name, passwords[name], wait=False)
     for name in STUDENTS:
         page = people(name)
-        log_in(page, hub, name, passwords[name])
         lab_is_open(page)
         assert page.url.endswith(f"/user/{name}/lab/tree/workbook/{CHAPTER}.ipynb")
         expect(page.locator(".jp-NotebookPanel:visible .jp-RenderedMarkdown h1").first).to_contain_text(
@@ -405,7 +413,10 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         for exercise in found.values():
             stub = next(c.source for c in cells if c.get("id") == exercise.answer_id)
             assert stub == practice[exercise.answer_id] and "NotImplementedError" not in stub
-        page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{HAND_IN}"))
+        # the hand-in copy opens; the three pages load at once, each answered in turn below
+        page.goto(hub.url(f"/user/{name}/lab/tree/{CHAPTER}/{HAND_IN}"), wait_until="commit")
+    for name in STUDENTS:
+        page, notebook = people(name), hub.home(name) / CHAPTER / HAND_IN
         lab_is_open(page)
         for number, source in answer_cells(name).items():
             set_cell(page, notebook, found[number].answer_id, source)
