@@ -22,7 +22,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course import notebook as notebook_model
 from explorer_replay import check_explorer
-from labpage import (NOTEBOOKS, SCRATCH, WAIT, close_and_shut_down, menu, new_page, open_notebook,
+from labpage import (NOTEBOOKS, SCRATCH, WAIT, close_and_shut_down, lab_page, menu, open_notebook,
                      run_all, save, shot, wait_until_open)
 
 
@@ -116,11 +116,8 @@ def check_exercises_not_attempted(ran, shown):
 
 @pytest.fixture(scope="module")
 def one_page(browser, lab):
-    page = new_page(browser)
-    yield page
-    page.context.close()
-    if lab.server is not None:
-        lab.shut_down_kernels()
+    with lab_page(browser, lab) as page:
+        yield page
 
 
 @pytest.fixture

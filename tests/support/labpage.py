@@ -6,6 +6,7 @@ ours (no browser, loopback, a token, no port retries) and JUPYTER_* folders in a
 directory keep it from this user's settings. The fixtures `lab`, `browser` and `page`, and the
 helpers that drive JupyterLab by its interface, are shared by tests/browser/ and tests/a11y/.
 """
+import contextlib
 import hashlib
 import json
 import os
@@ -205,8 +206,10 @@ def browser():
         chromium.close()
 
 
-def new_page(browser):
-    """A page in a context of its own; page.problems collects its uncaught errors."""
+@contextlib.contextmanager
+def lab_page(browser, lab):
+    """A page in a context of its own (page.problems collects its uncaught errors); once done,
+    the context closes and the lab's kernels are shut down."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.on("dialog", lambda dialog: dialog.accept())  # "leave this page?" on a dirty notebook
@@ -214,16 +217,18 @@ def new_page(browser):
     page.on("pageerror", lambda error: None if BENIGN.search(str(error))
             else problems.append(str(error)))
     page.problems = problems
-    return page
+    try:
+        yield page
+    finally:
+        context.close()
+        if lab.server is not None:
+            lab.shut_down_kernels()
 
 
 @pytest.fixture
 def page(browser, lab):
-    page = new_page(browser)
-    yield page
-    page.context.close()
-    if lab.server is not None:
-        lab.shut_down_kernels()
+    with lab_page(browser, lab) as page:
+        yield page
 
 
 # ---------------------------------------------------------------- JupyterLab, by its UI
