@@ -14,15 +14,17 @@
 
 nbgrader runs in build/nbgrader-venv (tools/nbgrader-venv); the kernel it starts for the
 chapters is this repository's .venv, with solutions hidden, as a course would set it up.
-Autograding runs in several course folders at once (nbgrader's gradebook is one SQLite file):
-chapter 1, whose loops mostly wait out their limit, in one of its own, the other chapters dealt
-over one per core; make grade grades its copy of the class meanwhile.
+nbgrader grades several course folders at once (nbgrader's gradebook is one SQLite file), each
+taking its steps in order: chapter 1, whose loops mostly wait out their limit, in one of its
+own, the other chapters dealt over one per core; make grade grades its copy of the class
+meanwhile.
 """
 import csv
 import json
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -78,6 +80,21 @@ def kernel_spec():
         "env": {"WORKBOOK_HIDE_SOLUTIONS": "1"}}))
 
 
+def graded_by_nbgrader(folder):
+    """nbgrader autograde, export and generate_feedback in one course folder, then a second
+    autograde; what they printed, and the gradebook's cells and export."""
+    autograded = finished(nbgrader(folder, "autograde", "*"), "nbgrader autograde")
+    finished(nbgrader(folder, "export"), "nbgrader export")
+    finished(nbgrader(folder, "generate_feedback", "*"), "nbgrader generate_feedback")
+    # a second autograde without --force leaves what it graded alone (docs/instructors.md)
+    again = finished(nbgrader(folder, "autograde", "*"), "nbgrader autograde, again")
+    read = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", GRADES, str(folder / "gradebook.db")],
+                          capture_output=True, text=True, check=True)
+    with open(folder / "grades.csv") as exported:
+        rows = list(csv.DictReader(exported))
+    return {"autograded": autograded, "again": again, "cells": json.loads(read.stdout), "exported": rows}
+
+
 @pytest.fixture(scope="module")
 def course():
     if not (NBGRADER / "bin" / "nbgrader").exists():
@@ -107,20 +124,11 @@ def course():
     ours = subprocess.Popen([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(everyone), "--out",
                              str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    autograded = [finished(process, "nbgrader autograde")
-                  for process in [nbgrader(folder, "autograde", "*") for folder in folders]]
-    for process in [nbgrader(folder, "export") for folder in folders]:
-        finished(process, "nbgrader export")
-    for process in [nbgrader(folder, "generate_feedback", "*") for folder in folders]:
-        finished(process, "nbgrader generate_feedback")
-    # a second autograde without --force leaves what it graded alone (docs/instructors.md)
-    again = [finished(nbgrader(folder, "autograde", "*"), "nbgrader autograde, again") for folder in folders]
-    cells = []
-    for folder in folders:
-        read = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", GRADES, str(folder / "gradebook.db")],
-                              capture_output=True, text=True, check=True)
-        cells += json.loads(read.stdout)
-    exported = [row for folder in folders for row in csv.DictReader(open(folder / "grades.csv"))]
+    with ThreadPoolExecutor(len(folders)) as each:  # each folder's steps in order, the folders at once
+        results = list(each.map(graded_by_nbgrader, folders))
+    autograded, again = [r["autograded"] for r in results], [r["again"] for r in results]
+    cells = [cell for r in results for cell in r["cells"]]
+    exported = [row for r in results for row in r["exported"]]
     printed, complaints = ours.communicate(timeout=600)
     assert ours.returncode == 0, complaints
     return {"folders": folders, "groups": groups, "again": again, "chapters": chapters, "cells": cells,
