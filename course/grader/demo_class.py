@@ -303,12 +303,13 @@ def write_class(out, chapters, kinds=KINDS, tricks=None, release=None, nested=Fa
     chapter 1 alone), so that a grader is not timed on the same notebook several times."""
     out = Path(out)
     given = handouts(chapters, release)
+    rights = {} if copies else {c.stem: right(Edition(c, given[c.stem])).notebook for c in chapters}
     written = {}
     for name, build in kinds.items():
         written[name] = []
         for chapter in chapters:
             notebook = build(Edition(chapter, given[chapter.stem])).notebook
-            if not copies and name != "right" and notebook == right(Edition(chapter, given[chapter.stem])).notebook:
+            if name != "right" and notebook == rights.get(chapter.stem):
                 continue
             save(out, name, chapter, notebook, nested)
             written[name].append(chapter.stem)

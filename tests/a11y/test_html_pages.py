@@ -1,6 +1,6 @@
 """The static edition (make html): every chapter readable offline, nothing fetched from the
 network, its structure what a screen reader needs. In make test-a11y, beside axe-core's checks of
-the same build (tests/a11y/conftest.py builds the edition once for both): building and parsing
+the same build (tests/a11y/conftest.py builds the edition once per worker for both): building and parsing
 eight pages took a tenth of make test's time."""
 import functools
 import re

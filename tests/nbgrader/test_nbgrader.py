@@ -124,8 +124,13 @@ def course():
     ours = subprocess.Popen([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(everyone), "--out",
                              str(RUN / "grades"), "--timeout", str(TIMEOUT), "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with ThreadPoolExecutor(len(folders)) as each:  # each folder's steps in order, the folders at once
-        results = list(each.map(graded_by_nbgrader, folders))
+    try:
+        with ThreadPoolExecutor(len(folders)) as each:  # each folder's steps in order, the folders at once
+            results = list(each.map(graded_by_nbgrader, folders))
+    except BaseException:
+        ours.kill()  # nbgrader failed: make grade's run is not left behind
+        ours.wait()
+        raise
     autograded, again = [r["autograded"] for r in results], [r["again"] for r in results]
     cells = [cell for r in results for cell in r["cells"]]
     exported = [row for r in results for row in r["exported"]]
