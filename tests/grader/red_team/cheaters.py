@@ -682,8 +682,10 @@ LONG_STATEMENT = '''def last_visible(db, tenant, kind, key, start):
 # in a file name that is not UTF-8.
 A_LONE_SURROGATE = '''raise ValueError("half a character: \\udcff")'''
 
-# Memory bounded per process, not per student: eight children, each below the per-process cap,
-# each holding up to 400 MB (in 20 MB pieces, as much as its own cap lets it) until the sandbox ends.
+# Memory bounded per process, not per student: eight children, each holding as much as its own
+# cap lets it, up to 400 MB (in 20 MB pieces), until the sandbox ends. The cell waits for the
+# first child to end: one killed for the memory of them all, or, where nothing bounds them
+# together, none, and the cell runs into its time limit.
 MANY_CHILDREN = '''import os as _os, time as _time
 for _ in range(8):
     if _os.fork() == 0:
@@ -697,7 +699,7 @@ for _ in range(8):
             _time.sleep(60)
         finally:
             _os._exit(0)
-_time.sleep(2)
+_os.wait()
 '''
 
 # An honest student whose function takes its time: a right answer that sleeps a little on each
@@ -717,6 +719,18 @@ def slow_but_right(edition):
     return edition
 
 
+# Graded in a run of their own, whose bound on a chapter's processes together (MEMORY) is small
+# enough to reach within a cell's time limit: touching memory for the first time costs about
+# 3 s a GiB on the machines this is tested on (issue 27's CI), so 1,024 MiB was not always
+# reached before the cell ended.
+TOGETHER_MEMORY_MIB = 256
+
+
+def together():
+    """{student: (chapters handed in, build(edition))}: the tricks graded with TOGETHER_MEMORY_MIB."""
+    return {"many-children": ((1,), prefixed(MANY_CHILDREN, "1.1"))}
+
+
 def issue_28():
     """{student: (chapters handed in, build(edition))}: the tricks that run as answer cells."""
     return {
@@ -726,7 +740,6 @@ def issue_28():
         "colliding-dict": ((4,), replaced({"4.3": COLLIDING_DICT})),
         "a-long-statement": ((2,), replaced({"2.1": LONG_STATEMENT})),
         "a-lone-surrogate": ((1,), replaced({"1.2": A_LONE_SURROGATE})),
-        "many-children": ((1,), prefixed(MANY_CHILDREN, "1.1")),
         # attack-28: right on the format example, one 32-character key for every other title
         "one-long-key": ((1,), replaced({"1.3": ONE_LONG_KEY})),
     }

@@ -1,6 +1,7 @@
-"""The red team (tests/grader/red_team/cheaters.py) and an honest class, graded in one run of make grade's own
-command: every cheater scores 0, every honest student exactly what they earned, and nothing a
-cheater did outlives the run, changes a file or reaches the network.
+"""The red team (tests/grader/red_team/cheaters.py) and an honest class, graded in one run of make
+grade's own command (the tricks against a chapter's processes together in a second run, with a
+smaller bound): every cheater scores 0, every honest student exactly what they earned, and
+nothing a cheater did outlives the run, changes a file or reaches the network.
 
 Isolation needs root and Linux namespaces (as on the machines the workbook is built and tested
 on, and in CI). Without them this module fails, saying so: the promise it tests is not kept there.
@@ -97,18 +98,38 @@ def graded(tmp_path_factory):
     before = {"repository": fingerprint(ROOT, WATCHED), "class": fingerprint(folder)}
     out = tmp_path_factory.mktemp("grades")
     started = time.monotonic()
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(folder), "--out", str(out),
-                           "--timeout", str(LIMIT), "--jobs", "2", "--due", f"01={red_team.DUE_01}",
-                           "--json"],
-                          capture_output=True, text=True, timeout=900)
+    printed = grade(folder, out, "--due", f"01={red_team.DUE_01}")
     seconds = time.monotonic() - started
-    assert done.returncode == 0, done.stderr[-3000:]
     written = fingerprint(out)
     time.sleep(5)  # longer than any cheater's process waits before it tries to rewrite the grades
-    printed = json.loads(done.stdout)
     return {"folder": folder, "out": out, "json": printed, "before": before, "written": written,
             "cheaters": cheaters, "honest": honest, "listener": listener, "seconds": seconds,
             "students": {s["student"]: s for s in printed["students"]}}
+
+
+def grade(folder, out, *options):
+    """make grade's own command on `folder`, two chapters at once: what it printed as JSON."""
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "workbook-grade"), str(folder), "--out", str(out),
+                           "--timeout", str(LIMIT), "--jobs", "2", "--json", *options],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def graded_together(tmp_path_factory):
+    """The tricks against a chapter's processes together (red_team.together()), graded in a run
+    whose bound on them is red_team.TOGETHER_MEMORY_MIB."""
+    folder = tmp_path_factory.mktemp("together")
+    chapters = {c.number: c for c in graded_chapters()}
+    given = handouts(chapters.values())
+    for name, (numbers, build) in red_team.together().items():
+        for number in numbers:
+            chapter = chapters[number]
+            save(folder, name, chapter, build(Edition(chapter, given[chapter.stem])).notebook, False)
+    printed = grade(folder, tmp_path_factory.mktemp("grades-together"),
+                    "--memory", str(red_team.TOGETHER_MEMORY_MIB))
+    return {"json": printed, "students": {s["student"]: s for s in printed["students"]}}
 
 
 def test_there_are_at_least_twenty_distinct_tricks(graded):
@@ -265,13 +286,15 @@ def test_no_cell_of_the_gradebook_is_a_formula(graded):
     assert {row[0] for row in rows} >= {"'" + name for name in red_team.FORMULAS}
 
 
-def test_a_students_processes_are_bounded_together(graded):
-    bounds = graded["json"]["bounds"]
+def test_a_students_processes_are_bounded_together(graded_together):
+    bounds = graded_together["json"]["bounds"]
     assert bounds["grouped"], bounds["sentence"]   # this machine gives cgroup v1's memory and pids
-    chapter = used(graded, "many-children", 1)
-    assert chapter["sandbox_memory"] <= bounds["memory_mib"] << 20   # eight children of 400 MB each
+    assert bounds["memory_mib"] == red_team.TOGETHER_MEMORY_MIB
+    chapter = used(graded_together, "many-children", 1)
+    # eight children of up to 400 MB each, each capped at MEMORY on its own: 2 GiB if nothing else
+    assert chapter["sandbox_memory"] <= bounds["memory_mib"] << 20
     assert chapter["oom_kills"] >= 1
-    assert graded["students"]["many-children"]["points"] == 0
+    assert graded_together["students"]["many-children"]["points"] == 0
 
 
 def test_no_honest_students_chapter_ran_into_a_budget(graded):
