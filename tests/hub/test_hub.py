@@ -41,15 +41,12 @@ import datetime
 import json
 import os
 import pwd
-import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
