@@ -295,6 +295,7 @@ def test_a_students_processes_are_bounded_together(graded_together):
     assert chapter["sandbox_memory"] <= bounds["memory_mib"] << 20
     assert chapter["oom_kills"] >= 1
     assert graded_together["students"]["many-children"]["points"] == 0
+    assert sandboxed_processes(graded_together) == []   # the children meant to sleep 60 s did not
 
 
 def test_no_honest_students_chapter_ran_into_a_budget(graded):
