@@ -90,17 +90,23 @@ class ExecuteWithoutStuckCells(Execute):
     interrupt, or its output keeps coming: nbgrader's IOPub timeout) or that ends the kernel fails
     alone. nbgrader would drop the whole notebook ("Removing failed assignment"); here the kernel
     is started again and the notebook runs again with that cell raising instead, as make grade
-    runs a chapter again without an answer that will not stop.\"\"\"
+    runs a chapter again without an answer that will not stop. A kernel that ends before its
+    first cell is started again, up to three times: kernels started at once by two nbgrader runs
+    can be given the same port, and the second then cannot bind it.\"\"\"
 
     def preprocess(self, nb, resources=None, km=None):
-        handed_in, stuck = copy.deepcopy(nb), {{}}
+        handed_in, stuck, starts = copy.deepcopy(nb), {{}}, 1
         while True:
             self.running = None
             try:
                 done, resources = super().preprocess(nb, resources, km)
                 break
-            except (CellTimeoutError, DeadKernelError) as error:
-                if self.running is None or self.running in stuck or len(stuck) >= 20:
+            except (CellTimeoutError, RuntimeError) as error:   # DeadKernelError is a RuntimeError
+                if self.running is None and isinstance(error, RuntimeError) and starts < 3:
+                    starts += 1   # the kernel ended before its first cell: start it again
+                    continue
+                if (not isinstance(error, (CellTimeoutError, DeadKernelError)) or self.running is None
+                        or self.running in stuck or len(stuck) >= 20):
                     raise
                 stuck[self.running] = ("ended the kernel" if isinstance(error, DeadKernelError)
                                        else f"did not stop when interrupted at the {{self.timeout}} s limit")

@@ -32,6 +32,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from course.grader.chapters import graded_chapters
+from course.editions import release
 from course.editions.release import write_release
 from course.grader.demo_class import DESERVED, KINDS, gradebook_csv, write_class
 
@@ -66,7 +67,10 @@ def nbgrader(course, *args):
 
 def finished(process, what):
     output, _ = process.communicate(timeout=1800)
-    assert process.returncode == 0, f"{what} failed:\n{output[-3000:]}"
+    # nbgrader logs the traceback of a failed notebook long before it says which one failed
+    first = output.find("Traceback")
+    why = output[first:first + 3000] + "\n...\n" if first >= 0 else ""
+    assert process.returncode == 0, f"{what} failed:\n{why}{output[-3000:]}"
     return output
 
 
@@ -233,3 +237,38 @@ def test_no_chapter_is_dropped_and_no_untouched_check_cell_is_called_changed(cou
 def test_autograde_again_skips_the_graded_submissions_unless_forced(course):
     for output in course["again"]:
         assert "Skipping existing assignment" in output
+
+
+# The class release's Execute, from its nbgrader_config.py, at a notebook whose kernel dies at its
+# first start (as one that cannot bind a port another kernel was given at the same moment does)
+FIRST_START_DIES = """
+import json, sys
+import nbformat
+from traitlets.config import Config
+config = Config()
+settings = {"get_config": lambda: config}
+exec(compile(open(sys.argv[1]).read(), "nbgrader_config.py", "exec"), settings)
+execute = settings["ExecuteWithoutStuckCells"](kernel_name="dies-once", timeout=60)
+notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+done, _ = execute.preprocess(notebook, {"metadata": {"path": sys.argv[2]}})
+print(json.dumps(done.cells[0].outputs))
+"""
+
+
+def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path):
+    if not (NBGRADER / "bin" / "nbgrader").exists():
+        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
+    (tmp_path / "nbgrader_config.py").write_text(release.CONFIG.format(course=release.COURSE_ID, timeout=TIMEOUT))
+    spec = tmp_path / "kernels" / "kernels" / "dies-once"
+    spec.mkdir(parents=True)
+    started = tmp_path / "started"
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": ["/bin/sh", "-c", f'[ -e {started} ] || {{ touch {started}; exit 1; }}; '
+                 f'exec {ROOT / ".venv" / "bin" / "python"} -m ipykernel_launcher -f "$0"', "{connection_file}"],
+        "display_name": "dies at its first start", "language": "python"}))
+    ran = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", FIRST_START_DIES,
+                          str(tmp_path / "nbgrader_config.py"), str(tmp_path)],
+                         env=dict(os.environ, JUPYTER_PATH=str(tmp_path / "kernels")),
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert started.exists() and json.loads(ran.stdout.splitlines()[-1])[0]["text"] == "42\n"
