@@ -91,8 +91,8 @@ class ExecuteWithoutStuckCells(Execute):
     alone. nbgrader would drop the whole notebook ("Removing failed assignment"); here the kernel
     is started again and the notebook runs again with that cell raising instead, as make grade
     runs a chapter again without an answer that will not stop. A kernel that ends before its
-    first cell is started again, up to three times: kernels started at once by two nbgrader runs
-    can be given the same port, and the second then cannot bind it.\"\"\"
+    first cell is started again (three starts in all): kernels started at once by two nbgrader
+    runs can be given the same port, and the second then cannot bind it.\"\"\"
 
     def preprocess(self, nb, resources=None, km=None):
         handed_in, stuck, starts = copy.deepcopy(nb), {{}}, 1

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from shlex import quote
 
 import nbformat
 import pytest
@@ -33,7 +34,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 from course.grader.chapters import graded_chapters
 from course.editions import release
-from course.editions.release import write_release
 from course.grader.demo_class import DESERVED, KINDS, gradebook_csv, write_class
 
 NBGRADER = ROOT / "build" / "nbgrader-venv"
@@ -74,6 +74,11 @@ def finished(process, what):
     return output
 
 
+def nbgrader_venv():
+    if not (NBGRADER / "bin" / "nbgrader").exists():
+        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
+
+
 def kernel_spec():
     """nbgrader's python3 kernel: this repository's .venv, solutions hidden."""
     folder = RUN / "kernels" / "kernels" / "python3"
@@ -101,8 +106,7 @@ def graded_by_nbgrader(folder):
 
 @pytest.fixture(scope="module")
 def course():
-    if not (NBGRADER / "bin" / "nbgrader").exists():
-        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
+    nbgrader_venv()
     shutil.rmtree(RUN, ignore_errors=True)
     RUN.mkdir(parents=True)
     kernel_spec()
@@ -113,7 +117,7 @@ def course():
     groups = [[c for c in chapters if c.number == 1]] + [rest[k::CORES] for k in range(CORES) if rest[k::CORES]]
     folders = [RUN / f"course-{k + 1}" for k in range(len(groups))]
     for folder, group in zip(folders, groups):
-        write_release(folder, stems=[c.stem for c in group], timeout=TIMEOUT)
+        release.write_release(folder, stems=[c.stem for c in group], timeout=TIMEOUT)
     for process in [nbgrader(folder, "generate_assignment", "*", "--force") for folder in folders]:
         finished(process, "nbgrader generate_assignment")
     everyone = RUN / "class"  # the same students' notebooks, for make grade, all chapters together
@@ -256,15 +260,15 @@ print(json.dumps(done.cells[0].outputs))
 
 
 def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path):
-    if not (NBGRADER / "bin" / "nbgrader").exists():
-        subprocess.run([str(ROOT / "tools" / "nbgrader-venv")], check=True)
+    nbgrader_venv()
     (tmp_path / "nbgrader_config.py").write_text(release.CONFIG.format(course=release.COURSE_ID, timeout=TIMEOUT))
     spec = tmp_path / "kernels" / "kernels" / "dies-once"
     spec.mkdir(parents=True)
     started = tmp_path / "started"
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": ["/bin/sh", "-c", f'[ -e {started} ] || {{ touch {started}; exit 1; }}; '
-                 f'exec {ROOT / ".venv" / "bin" / "python"} -m ipykernel_launcher -f "$0"', "{connection_file}"],
+        "argv": ["/bin/sh", "-c", f'[ -e {quote(str(started))} ] || {{ touch {quote(str(started))}; exit 1; }}; '
+                 f'exec {quote(str(ROOT / ".venv" / "bin" / "python"))} -m ipykernel_launcher -f "$0"',
+                 "{connection_file}"],
         "display_name": "dies at its first start", "language": "python"}))
     ran = subprocess.run([str(NBGRADER / "bin" / "python"), "-c", FIRST_START_DIES,
                           str(tmp_path / "nbgrader_config.py"), str(tmp_path)],
