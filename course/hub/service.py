@@ -52,6 +52,15 @@ def alive(pid, named):
         return False
 
 
+def default_signals():
+    """Run in a child before it starts: SIGINT and SIGQUIT back to their defaults. A shell's
+    background job (`nohup make hub &`, a CI script) starts with both ignored, and every process
+    the hub starts would inherit that; JupyterHub stops a server or a service with SIGINT and
+    waits before it sends SIGTERM."""
+    for number in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def read_pid(path):
     try:
         return int(Path(path).read_text().strip())
@@ -131,7 +140,7 @@ def ensure_proxy(settings, token):
         done = "restarted"
     with open(state / "proxy.log", "a") as log:
         process = subprocess.Popen([settings["proxy"], *arguments], stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals,
                                    env=dict(os.environ, CONFIGPROXY_AUTH_TOKEN=token))
     (state / "proxy.pid").write_text(f"{process.pid}\n")
     (state / "proxy.json").write_text(json.dumps(arguments) + "\n")
@@ -167,7 +176,8 @@ def start_hub(settings, environment, config):
     with open(log, "a") as output:
         process = subprocess.Popen([str(Path(settings["env"]) / "bin" / "jupyterhub"), "-f", str(config)],
                                    cwd=state, env=environment, stdin=subprocess.DEVNULL, stdout=output,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=default_signals)
     url = f"http://127.0.0.1:{settings['port']}/hub/health"
     deadline = time.monotonic() + UP_SECONDS
     while answers(url) != 200:
