@@ -177,6 +177,39 @@ def test_a_server_started_in_a_thread_outlives_the_thread():
         server.remove()
 
 
+def test_a_killed_server_starts_no_process_after_the_list_and_each_has_exited(monkeypatch):
+    """kill() lists the server's processes only once the server is stopped (a process it started
+    after the list would outlive the kill, attached to the old shared memory), and returns only
+    once each has exited; the server then starts again at once."""
+    import psutil
+
+    from workbook import postgres
+    from workbook.teaching import postgres_server as teaching_server
+    listed = psutil.Process.children
+    seen = []
+
+    def children(process, *arguments, **options):
+        seen.append(process.status())
+        found = listed(process, *arguments, **options)
+        seen.append(found)
+        return found
+
+    with teaching_server.TemporaryServer() as server:
+        monkeypatch.setattr(psutil.Process, "children", children)
+        server.kill()
+        monkeypatch.undo()
+        status, processes = seen
+        assert status == psutil.STATUS_STOPPED
+        assert processes
+        for process in processes:     # each has exited: gone, or a zombie
+            try:
+                assert process.status() == psutil.STATUS_ZOMBIE, process
+            except psutil.NoSuchProcess:
+                pass
+        server.start()
+        postgres.psycopg.connect(server.conninfo()).close()
+
+
 def test_a_temporary_server_keeps_freed_memory_for_reuse(postgres_server):
     # Otherwise glibc gives the freed top of the heap back to the kernel after each body check,
     # and every check of a new session pays its page faults again.

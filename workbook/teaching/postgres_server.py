@@ -254,12 +254,28 @@ class TemporaryServer:
         return with_options(psycopg.conninfo.make_conninfo(
             host=str(self.socket), dbname="postgres", user=user), **options)
 
-    def kill(self):
+    def kill(self, timeout=60):
         """Stop the server and every process it started at once, as a crash would: SIGSTOP to
         each first, so that none of them can react to another's death (by writing out its
-        buffers, say), then SIGKILL."""
+        buffers, say), then SIGKILL. The server is stopped before its processes are listed, so
+        that it starts none after the list; and this returns once each has exited, because a
+        process still exiting holds the old shared memory, and a server started meanwhile
+        refuses to start."""
         import psutil
+
+        def exited(process):
+            try:
+                return process.status() == psutil.STATUS_ZOMBIE    # its memory is released
+            except psutil.NoSuchProcess:
+                return True
+
+        deadline = time.monotonic() + timeout
         server = psutil.Process(self.process.pid)
+        server.send_signal(signal.SIGSTOP)
+        while server.status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE):
+            if time.monotonic() > deadline:
+                raise ServerUnavailable(f"the server did not stop in {timeout} s")
+            time.sleep(0.001)
         processes = [server, *server.children(recursive=True)]
         for sent in (signal.SIGSTOP, signal.SIGKILL):
             for process in processes:
@@ -268,6 +284,11 @@ class TemporaryServer:
                 except psutil.NoSuchProcess:
                     pass
         self.process.wait()
+        while not all(exited(process) for process in processes[1:]):
+            if time.monotonic() > deadline:
+                raise ServerUnavailable(f"a process of the killed server was still running "
+                                        f"after {timeout} s")
+            time.sleep(0.01)
 
     def remove(self):
         """Stop at once (SIGQUIT, an immediate shutdown: nothing here is kept) and delete it all.
