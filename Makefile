@@ -14,7 +14,7 @@ TIMEOUT ?= 10
 # each chapter's kernel paid the same again at start.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: help venv lab lab-update author export notebooks html test test-tooling test-grader \
+.PHONY: help venv lab lab-update author export notebooks html test checks test-tooling test-grader \
         test-postgres test-browser test-a11y test-hub test-nbgrader soak mutate class student grade grade-demo \
         hub hub-stop hub-status hub-servers hub-feedback hub-teardown pins bench bench-record \
         reliability-record
@@ -30,7 +30,7 @@ lab: venv ## JupyterLab on your own copy of the chapters, my-workbook/ (made the
 lab-update: venv ## Bring chapters that changed into my-workbook/, keeping your answers.
 	$(VENV)/bin/workbook-learner update
 
-## Checks (CI runs every test-* target; soak and mutate are for when you have the time)
+## Checks (CI runs make test and make checks; soak and mutate are for when you have the time)
 # make test's folders: the store, the chapters, the editions, the course's parts that need no root
 # or browser, and the package installed on its own; then every chapter executed top to bottom in a
 # fresh kernel, its outputs compared strictly with the stored ones (nbval). Whatever concerns
@@ -80,6 +80,14 @@ test-hub: venv ## A course round trip on a real JupyterHub, in headless Chromium
 test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (build/nbgrader-venv).
 	@tools/nbgrader-venv
 	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider -n 2 --dist loadfile
+
+# The slow suites, longest first. make checks runs them two at a time, each starting as a slot
+# frees: alone, each leaves a core idle part of the time (servers starting, kernels and browsers
+# waiting), and the longest first keeps the last one from running alone. make keeps each one's
+# output together and prints it when it ends; a failed suite stops the ones not yet started.
+SLOW_SUITES = test-hub test-browser test-nbgrader test-a11y test-grader test-postgres test-tooling
+checks: venv ## Every slow suite above, two at a time, each one's output whole when it ends (CI runs make test, then this).
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SLOW_SUITES)
 
 soak: export WORKBOOK_SOAK = 1
 soak: test test-postgres ## make test and make test-postgres with bigger counts: histories, crash trials, writers, hostile input.

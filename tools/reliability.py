@@ -87,6 +87,14 @@ def pytest_seconds(text):
     return float(found[-1]) if found else None
 
 
+def suites(text):
+    """Each pytest run in a command's output, as {"tests": its folder, "pytest seconds": ...}, in
+    the order they ended: make checks runs several, and make prints each one's output whole."""
+    parts = re.split(r"^\S*python -m pytest (tests/[\w/-]+)", text, flags=re.M)
+    return [{"tests": folder, "pytest seconds": pytest_seconds(body)}
+            for folder, body in zip(parts[1::2], parts[2::2])]
+
+
 def failed_tests(text):
     return sorted(set(re.findall(r"^FAILED (\S+)", text, re.M) + re.findall(r"^ERROR (\S+)", text, re.M)))
 
@@ -213,6 +221,8 @@ def record_ci(name):
                     pass
             text = log.read_text(errors="replace")
             ran.update({"pytest seconds": pytest_seconds(text), "failed": failed_tests(text)})
+            if len(suites(text)) > 1:
+                ran.update({"pytest seconds": None, "suites": suites(text)})
             record["commands"].append(ran)
             print(f"make {target}: {'passed' if ran['exit status'] == 0 else 'FAILED'} in {ran['seconds']} s, "
                   f"{ran['cpu seconds']:.0f} s of CPU", flush=True)
@@ -334,6 +344,12 @@ def markdown(found):
                          f"{ran['seconds']:g} | {ran['cpu seconds']:g} | "
                          f"{ran['cpu seconds'] / ran['seconds']:.2f} | {pytest} | "
                          f"{ran['load before'][0]:g}, {ran['load after'][0]:g} |")
+            for suite in ran.get("suites", []):
+                seconds = "" if suite["pytest seconds"] is None else f"{suite['pytest seconds']:g}"
+                lines.append(f"| &nbsp;&nbsp;its `{suite['tests']}` |  |  |  |  | {seconds} |  |")
+        if any("suites" in ran for ran in commands):
+            lines += ["", "The rows under a command are the test suites it ran, in the order they ended, "
+                      "with pytest's own time: `make checks` runs two at a time, so their times overlap."]
         lines.append("")
     return "\n".join(lines)
 

@@ -48,3 +48,14 @@ def test_a_record_names_its_commit_machine_load_and_command(path):
 def test_the_ci_run_takes_the_commands_ci_runs_in_their_order():
     from quoted import ci_commands
     assert [f"make {target}" for target in reliability.ci_targets()] == ci_commands()
+
+
+def test_the_suites_of_a_command_are_read_from_its_output_in_the_order_they_ended():
+    printed = ("make[1]: Entering directory\n"
+               ".venv/bin/python -m pytest tests/hub -q -rs -n 2 --dist loadfile\n"
+               "......\n22 passed in 211.74s (0:03:31)\n"
+               ".venv/bin/python -m pytest tests/browser -q -n 2 --dist loadfile\n"
+               "..F\nFAILED tests/browser/test_lab.py::test_x\n1 failed, 17 passed in 148.55s (0:02:28)\n")
+    assert reliability.suites(printed) == [{"tests": "tests/hub", "pytest seconds": 211.74},
+                                           {"tests": "tests/browser", "pytest seconds": 148.55}]
+    assert reliability.suites("12 passed in 3.2s\n") == []
