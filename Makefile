@@ -87,6 +87,7 @@ test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (b
 # output together and prints it when it ends; a failed suite stops the ones not yet started.
 SLOW_SUITES = test-hub test-browser test-nbgrader test-a11y test-grader test-postgres test-tooling
 checks: venv ## Every slow suite above, two at a time, each one's output whole when it ends (CI runs make test, then this).
+	@echo "Running $(SLOW_SUITES), two at a time: each one's output shows when it ends."
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SLOW_SUITES)
 
 soak: export WORKBOOK_SOAK = 1
