@@ -87,12 +87,31 @@ def pytest_seconds(text):
     return float(found[-1]) if found else None
 
 
-def suites(text):
-    """Each pytest run in a command's output, as {"tests": its folder, "pytest seconds": ...}, in
-    the order they ended: make checks runs several, and make prints each one's output whole."""
-    parts = re.split(r"^\S*python -m pytest (tests/[\w/-]+)", text, flags=re.M)
-    return [{"tests": folder, "pytest seconds": pytest_seconds(body)}
-            for folder, body in zip(parts[1::2], parts[2::2])]
+def suite_commands(tree):
+    """The pytest command each suite make checks runs (the Makefile's SLOW_SUITES) prints, by
+    target, from `make -n`: how its output tells the suites apart."""
+    found = re.search(r"^SLOW_SUITES = (.+)$", (tree / "Makefile").read_text(), re.M)
+    commands = {}
+    for target in found.group(1).split() if found else []:
+        dry = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=tree, capture_output=True,
+                             text=True).stdout
+        commands.update({line.strip(): target for line in dry.splitlines() if " -m pytest " in line})
+    return commands
+
+
+def suites(text, commands):
+    """Each suite in a command's output, as {"command": its make command, "pytest seconds": ...},
+    in the order they ended: make checks runs several, and make prints each one's output whole,
+    starting with its pytest command (`commands`, from suite_commands)."""
+    found, current, lines = [], None, []
+    for line in [*text.splitlines(), None]:
+        if line is None or line.strip() in commands:
+            if current:
+                found.append({"command": f"make {current}", "pytest seconds": pytest_seconds("\n".join(lines))})
+            current, lines = (commands[line.strip()] if line is not None else None), []
+        else:
+            lines.append(line)
+    return found
 
 
 def failed_tests(text):
@@ -201,6 +220,8 @@ def record_ci(name):
     try:
         git("clone", "-q", str(ROOT), str(clone))
         record["cpu counted by"] = "a control group per command"
+        # what .ci/run ran at this commit: the record stays true of it when .ci/run changes later
+        record["planned"] = [f"make {target}" for target in ci_targets(clone)]
         for target in ci_targets(clone):
             group = control_group(f"workbook-ci-{os.getpid()}-{target}")
             if group is None:
@@ -221,8 +242,9 @@ def record_ci(name):
                     pass
             text = log.read_text(errors="replace")
             ran.update({"pytest seconds": pytest_seconds(text), "failed": failed_tests(text)})
-            if len(suites(text)) > 1:
-                ran.update({"pytest seconds": None, "suites": suites(text)})
+            ran_suites = suites(text, suite_commands(clone))
+            if len(ran_suites) > 1:
+                ran.update({"pytest seconds": None, "suites": ran_suites})
             record["commands"].append(ran)
             print(f"make {target}: {'passed' if ran['exit status'] == 0 else 'FAILED'} in {ran['seconds']} s, "
                   f"{ran['cpu seconds']:.0f} s of CPU", flush=True)
@@ -231,7 +253,7 @@ def record_ci(name):
     finally:
         shutil.rmtree(clone, ignore_errors=True)
     record["passed"] = all(ran["exit status"] == 0 for ran in record["commands"]) and \
-        len(record["commands"]) == len(ci_targets())
+        len(record["commands"]) == len(record["planned"])
     return record
 
 
@@ -346,7 +368,7 @@ def markdown(found):
                          f"{ran['load before'][0]:g}, {ran['load after'][0]:g} |")
             for suite in ran.get("suites", []):
                 seconds = "" if suite["pytest seconds"] is None else f"{suite['pytest seconds']:g}"
-                lines.append(f"| &nbsp;&nbsp;its `{suite['tests']}` |  |  |  |  | {seconds} |  |")
+                lines.append(f"| &nbsp;&nbsp;its `{suite['command']}` |  |  |  |  | {seconds} |  |")
         if any("suites" in ran for ran in commands):
             lines += ["", "The rows under a command are the test suites it ran, in the order they ended, "
                       "with pytest's own time: `make checks` runs two at a time, so their times overlap."]
