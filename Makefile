@@ -83,8 +83,8 @@ test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (b
 
 # The slow suites, longest first. make checks runs them two at a time, each starting as a slot
 # frees: alone, each leaves a core idle part of the time (servers starting, kernels and browsers
-# waiting), and the longest first keeps the last one from running alone. make keeps each one's
-# output together and prints it when it ends; a failed suite stops the ones not yet started.
+# waiting); longest first, so that what is left to run alone at the end is short. make keeps each
+# one's output together and prints it when it ends; a failed suite stops the ones not yet started.
 SLOW_SUITES = test-hub test-browser test-nbgrader test-a11y test-grader test-postgres test-tooling
 checks: venv ## Every slow suite above, two at a time, each one's output whole when it ends (CI runs make test, then this).
 	@echo "Running $(SLOW_SUITES), two at a time: each one's output shows when it ends."
