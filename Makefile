@@ -89,6 +89,7 @@ SLOW_SUITES = test-hub test-browser test-nbgrader test-a11y test-grader test-pos
 checks: venv ## Every slow suite above, two at a time, each one's output whole when it ends (CI runs make test, then this).
 	@echo "Running $(SLOW_SUITES), two at a time: each one's output shows when it ends."
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SLOW_SUITES)
+	@echo "make checks: all $(words $(SLOW_SUITES)) suites passed ($(SLOW_SUITES))."
 
 soak: export WORKBOOK_SOAK = 1
 soak: test test-postgres ## make test and make test-postgres with bigger counts: histories, crash trials, writers, hostile input.
