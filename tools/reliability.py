@@ -222,6 +222,7 @@ def record_ci(name):
         record["cpu counted by"] = "a control group per command"
         # what .ci/run ran at this commit: the record stays true of it when .ci/run changes later
         record["planned"] = [f"make {target}" for target in ci_targets(clone)]
+        suites_by_command = suite_commands(clone)
         for target in ci_targets(clone):
             group = control_group(f"workbook-ci-{os.getpid()}-{target}")
             if group is None:
@@ -242,7 +243,7 @@ def record_ci(name):
                     pass
             text = log.read_text(errors="replace")
             ran.update({"pytest seconds": pytest_seconds(text), "failed": failed_tests(text)})
-            ran_suites = suites(text, suite_commands(clone))
+            ran_suites = suites(text, suites_by_command)
             if len(ran_suites) > 1:
                 ran.update({"pytest seconds": None, "suites": ran_suites})
             record["commands"].append(ran)
