@@ -267,7 +267,8 @@ def set_cell(page, path, cell_id, source):
 def open_in_lab(page, path):
     """Open `path` (below the person's home) in the JupyterLab the page shows, with File > Open
     from Path…, as a person would: no page load, which costs Chromium seconds of CPU. Waits until
-    its tab is the one in front, then as lab_is_open does."""
+    a tab of that file's name is the one in front (one already in front is that file: no two
+    notebooks a student opens share a name), then as lab_is_open does."""
     menu(page, "File", "filebrowser:open-path")
     dialog = page.locator(".jp-Dialog")
     dialog.locator("input").fill(path)
