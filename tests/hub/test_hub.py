@@ -505,9 +505,11 @@ def test_each_student_reads_their_own_feedback_and_nobody_elses(hub, people):
         link = page.locator("#submitted_assignments_list a", has_text=re.compile("view feedback", re.I)).first
         link.wait_for(timeout=WAIT)
         shot(page, f"09-feedback-fetched-{name}")
-        # the link opens the feedback folder in the file browser; the page opens in JupyterLab
+        # the link opens the feedback folder in the file browser; the page opens in JupyterLab.
+        # The browser moves there in its own time, and the folder it leaves holds the hand-in
+        # notebook of the same name: wait for the page itself, the one .html in either folder
         link.click()
-        item = page.locator(".jp-DirListing-item", has_text=CHAPTER)
+        item = page.locator(".jp-DirListing-item", has_text=re.compile(rf"{CHAPTER}\S*\.html"))
         item.first.wait_for(timeout=WAIT)
         item.first.dblclick()
         feedback = page.frame_locator(".jp-HTMLViewer:visible iframe")
