@@ -30,7 +30,7 @@ lab: venv ## JupyterLab on your own copy of the chapters, my-workbook/ (made the
 lab-update: venv ## Bring chapters that changed into my-workbook/, keeping your answers.
 	$(VENV)/bin/workbook-learner update
 
-## Checks (CI runs make test and make checks; soak and mutate are for when you have the time)
+## Checks (CI runs make checks: make test and the slow suites; soak and mutate are for when you have the time)
 # make test's folders: the store, the chapters, the editions, the course's parts that need no root
 # or browser, and the package installed on its own; then every chapter executed top to bottom in a
 # fresh kernel, its outputs compared strictly with the stored ones (nbval). Whatever concerns
@@ -81,15 +81,17 @@ test-nbgrader: venv ## nbgrader's own autograde awards what make grade awards (b
 	@tools/nbgrader-venv
 	$(PY) -m pytest tests/nbgrader -q -p no:cacheprovider -n 2 --dist loadfile
 
-# The slow suites, longest first. make checks runs them two at a time, each starting as a slot
-# frees: alone, each leaves a core idle part of the time (servers starting, kernels and browsers
-# waiting); longest first, so that what is left to run alone at the end is short. make keeps each
-# one's output together and prints it when it ends; a failed suite stops the ones not yet started.
-SLOW_SUITES = test-hub test-browser test-nbgrader test-a11y test-grader test-postgres test-tooling
-checks: venv ## Every slow suite above, two at a time, each one's output whole when it ends (CI runs make test, then this).
-	@echo "Running $(SLOW_SUITES), two at a time: each one's output shows when it ends."
-	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SLOW_SUITES)
-	@echo "make checks: all $(words $(SLOW_SUITES)) suites passed ($(SLOW_SUITES))."
+# What CI runs: make test and the slow suites, two at a time, each starting as a slot frees:
+# alone, each leaves a core idle part of the time (servers starting, kernels and browsers
+# waiting). make test first, beside the longest suite, so that a broken store or chapter shows
+# within minutes; then the longest first, so that what is left to run alone at the end is short.
+# make keeps each one's output together and prints it when it ends; a failed one stops the ones
+# not yet started.
+CHECKS = test test-hub test-browser test-nbgrader test-a11y test-grader test-postgres test-tooling
+checks: venv ## make test and every slow suite above, two at a time, each one's output whole when it ends: what CI runs.
+	@echo "Running $(CHECKS), two at a time: each one's output shows when it ends."
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(CHECKS)
+	@echo "make checks: all $(words $(CHECKS)) passed ($(CHECKS))."
 
 soak: export WORKBOOK_SOAK = 1
 soak: test test-postgres ## make test and make test-postgres with bigger counts: histories, crash trials, writers, hostile input.

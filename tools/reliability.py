@@ -88,9 +88,9 @@ def pytest_seconds(text):
 
 
 def suite_commands(tree):
-    """The pytest command each suite make checks runs (the Makefile's SLOW_SUITES) prints, by
-    target, from `make -n`: how its output tells the suites apart."""
-    found = re.search(r"^SLOW_SUITES = (.+)$", (tree / "Makefile").read_text(), re.M)
+    """The pytest command each suite make checks runs (the Makefile's CHECKS) prints, by target,
+    from `make -n`: how its output tells the suites apart."""
+    found = re.search(r"^CHECKS = (.+)$", (tree / "Makefile").read_text(), re.M)
     commands = {}
     for target in found.group(1).split() if found else []:
         dry = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=tree, capture_output=True,

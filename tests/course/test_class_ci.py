@@ -100,24 +100,24 @@ def test_every_job_of_every_workflow_caches_the_pinned_downloads_under_a_key_of_
 
 
 def test_the_workflow_runs_exactly_the_readmes_test_commands():
-    from quoted import ci_commands, slow_suites
+    from quoted import checks, ci_commands
     commands = readme_commands()
     assert re.search(r"\| anyone checking the workbook, or a course's CI \| `make test` \|", README)
     runs = [step["run"].removeprefix("sudo --preserve-env=UV_CACHE_DIR ")
             for step in steps(WORKFLOW) if "run" in step and "make " in step["run"]]
-    # .ci/run runs make test, then make checks: every slow suite, two at a time. The workflow runs
+    # .ci/run runs make checks: make test and every slow suite, two at a time. The workflow runs
     # each as a job of its own, but for make test-hub (the course on JupyterHub, docs/hub.md): it
     # makes system users and a hub on the runner, which is not tried on GitHub
-    assert ci_commands() == ["make test", "make checks"]
-    assert sorted(runs) == sorted(c for c in ["make test", *slow_suites()] if c != "make test-hub")
+    assert ci_commands() == ["make checks"]
+    assert sorted(runs) == sorted(c for c in checks() if c != "make test-hub")
     assert all(command in commands for command in runs)
 
 
-def test_make_checks_runs_every_suite_the_readme_lists():
-    from quoted import slow_suites
-    suites = slow_suites()
-    assert len(suites) == len(set(suites))
-    assert sorted(suites) == sorted(c for c in readme_commands() if c.startswith("make test-"))
+def test_make_checks_runs_make_test_and_every_suite_the_readme_lists():
+    from quoted import checks
+    suites = checks()
+    assert len(suites) == len(set(suites)) and suites[0] == "make test"
+    assert sorted(suites) == sorted(c for c in readme_commands() if c == "make test" or c.startswith("make test-"))
 
 
 def test_the_grading_workflow_grades_isolated_on_the_runners_vm_and_uploads_only_what_the_grader_wrote():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quoted import slow_suites
+from quoted import checks
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("reliability", ROOT / "tools" / "reliability.py")
@@ -61,5 +61,5 @@ def test_the_suites_of_a_command_are_read_from_its_output_in_the_order_they_ende
                f"{hub}\n..F\nFAILED tests/hub/test_hub.py::test_x\n1 failed, 21 passed in 211.74s (0:03:31)\n")
     assert reliability.suites(printed, commands) == [{"command": "make test-postgres", "pytest seconds": 42.16},
                                                      {"command": "make test-hub", "pytest seconds": 211.74}]
-    assert sorted(commands.values()) == sorted(c.removeprefix("make ") for c in slow_suites())
+    assert sorted(commands.values()) == sorted(c.removeprefix("make ") for c in checks())
     assert reliability.suites("12 passed in 3.2s\n", commands) == []
