@@ -225,8 +225,10 @@ def configure(env, exchange, course_id, check_owner=True):
         (config / "jupyter_server_config.d" / f"{extension}.json").write_text(json.dumps(
             {"ServerApp": {"jpserver_extensions": {extension: False}}}, indent=1) + "\n")
     (config / "labconfig").mkdir(exist_ok=True)
+    # as tools/venv does, jupyterlab/page_config.json: no build check (node at every page load)
+    page = json.loads((ROOT / "jupyterlab" / "page_config.json").read_text())
     (config / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {plugin: True for plugin in STUDENTS_OFF}}, indent=1) + "\n")
+        {**page, "disabledExtensions": {plugin: True for plugin in STUDENTS_OFF}}, indent=1) + "\n")
     formgrader_css(env)
     open_to_all(env / "etc")
     open_to_all(env / "share" / "jupyter" / "lab" / "settings")

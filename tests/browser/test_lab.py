@@ -153,6 +153,10 @@ def test_the_first_make_lab_makes_the_copy_and_opens_chapter_one(page, lab):
     tracker = lab.api("/lab/api/settings/@jupyterlab/notebook-extension:tracker")
     assert tracker["schema"]["properties"]["kernelShutdown"]["default"] is True
     assert page.locator(".lm-TabBar-tab[data-id='extensionmanager.main-view']").count() == 0
+    # jupyterlab/page_config.json (tools/venv): no build check, which started node at every load
+    wanted = json.loads((ROOT / "jupyterlab" / "page_config.json").read_text())
+    data = json.loads(page.locator("#jupyter-config-data").text_content())
+    assert wanted and {key: data.get(key) for key in wanted} == wanted
     shot(page, "start")
     # the learner's edition: the first exercise is a blank, with no stored verdict below it
     path = lab.copy / NOTEBOOKS[0]

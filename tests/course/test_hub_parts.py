@@ -155,7 +155,10 @@ def test_the_students_servers_leave_the_instructors_tools_off(tmp_path):
     (env / "etc" / "jupyter" / "jupyter_server_config.d").mkdir(parents=True)
     environment.configure(env, tmp_path / "exchange", "agent-memory-workbook")
     page = json.loads((env / "etc" / "jupyter" / "labconfig" / "page_config.json").read_text())
-    assert page == {"disabledExtensions": {p: True for p in environment.STUDENTS_OFF}}
+    # the instructor's tools off, and the workbook's page settings, as make lab's (tools/venv)
+    assert page == {"disabledExtensions": {p: True for p in environment.STUDENTS_OFF},
+                    **json.loads((ROOT / "jupyterlab" / "page_config.json").read_text())}
+    assert page["buildCheck"] is False
     assert "@jupyter/nbgrader:assignment-list" not in page["disabledExtensions"]
     for name in environment.SERVER_OFF:
         server = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.d" / f"{name}.json").read_text())

@@ -6,6 +6,7 @@ copy, only the learner's copy in the file browser, the workbook's settings and f
 and no worked answer anywhere it serves."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,11 @@ def test_the_workbooks_settings_and_first_layout_apply(binder):
             if isinstance(value, dict):  # an object's override is merged into its default
                 default = {name: default.get(name) for name in value}
             assert default == value, (plugin, key)
+    # jupyterlab/page_config.json in the page JupyterLab serves: no build check (node at every load)
+    wanted = json.loads((ROOT / "jupyterlab" / "page_config.json").read_text())
+    _, html = get(binder["port"], "/lab")
+    data = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', html, re.S)
+    assert {key: json.loads(data.group(1)).get(key) for key in wanted} == wanted
     _, workspace = get(binder["port"], "/lab/api/workspaces/default")
     left = json.loads(workspace)["data"]["layout-restorer:data"]["left"]
     assert left["current"] == "@jupyterlab/toc:plugin"

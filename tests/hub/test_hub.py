@@ -350,6 +350,10 @@ def test_each_student_opens_their_own_learners_copy(hub, people):
             "Chapter 1", timeout=WAIT)
         # the workbook's first layout: the table of contents is the open side panel
         expect(page.locator(".jp-TableOfContents-tree")).to_be_visible(timeout=WAIT)
+        # and its page settings (jupyterlab/page_config.json): no build check, no node per page load
+        data = json.loads(page.locator("#jupyter-config-data").text_content())
+        assert {key: data.get(key) for key in ("buildCheck", "buildAvailable")} == {"buildCheck": False,
+                                                                                   "buildAvailable": False}
         shot(page, f"02-first-login-{name}")
         copy = hub.home(name) / "workbook"
         assert sorted(p.name for p in copy.glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
