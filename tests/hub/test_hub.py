@@ -413,7 +413,7 @@ def test_students_fetch_answer_and_submit_from_the_assignments_tab(hub, people):
         page = people(name)
         assignments_tab(page)
         item = page.locator("#released_assignments_list .list_item", has_text=CHAPTER)
-        item.locator("button", has_text="Fetch").click()
+        item.locator("button", has_text="Fetch").click(timeout=WAIT)
         fetched = page.locator("#fetched_assignments_list > .list_item", has_text=CHAPTER)
         fetched.wait_for(timeout=WAIT)
         shot(page, f"05-fetched-{name}")
@@ -596,10 +596,10 @@ def test_a_student_cannot_read_other_files_from_a_terminal(hub, people):
     probe = hub.home(ADA) / "probe.txt"
     page = people(ADA)
     open_terminal(page, hub, ADA)
-    typed(page, PROBE.format(targets=" ".join(map(str, targets)), hub=hub.dir), probe, "probe-done")
+    typed(page, PROBE.format(targets=" ".join(map(str, targets)), hub=hub.dir), probe, "probe-done", seconds=180)
     # the course's python, in the login shell JupyterLab's terminal is, with the class package
     shell = typed(page, SHELL.format(command="python", run='python -c "import workbook; print(workbook.__file__)"'),
-                  hub.home(ADA) / "shell.txt", "shell-done")
+                  hub.home(ADA) / "shell.txt", "shell-done", seconds=180)
     assert shell == ["login-shell", f"{hub.dir}/env/bin/python",
                      f"{hub.dir}/class-package/workbook/__init__.py", "shell-done"], shell
     # for the screenshot: the findings and a refused listing, on the terminal's screen

@@ -152,7 +152,8 @@ class Lab:
     def api(self, path, method="GET"):
         request = urllib.request.Request(f"{self.url}{path}", method=method,
                                          headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(request, timeout=10) as response:
+        # a DELETE of a session waits for its kernel to shut down: slow on a loaded machine
+        with urllib.request.urlopen(request, timeout=60) as response:
             body = response.read()
         return json.loads(body) if body else None
 
