@@ -106,8 +106,8 @@ def test_the_workflow_runs_exactly_the_readmes_test_commands():
     runs = [step["run"].removeprefix("sudo --preserve-env=UV_CACHE_DIR ")
             for step in steps(WORKFLOW) if "run" in step and "make " in step["run"]]
     # .ci/run runs make checks: make test and every slow suite, two at a time. The workflow runs
-    # each as a job of its own, but for make test-hub (the course on JupyterHub, docs/hub.md): it
-    # makes system users and a hub on the runner, which is not tried on GitHub
+    # each too, grouped into jobs, but for make test-hub (the course on JupyterHub, docs/hub.md):
+    # it makes system users and a hub on the runner, which is not tried on GitHub
     assert ci_commands() == ["make checks"]
     assert sorted(runs) == sorted(c for c in checks() if c != "make test-hub")
     assert all(command in commands for command in runs)
